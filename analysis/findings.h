@@ -1,0 +1,61 @@
+// The diagnostic model shared by every front end (CLI, language server): a finding, its
+// evidence chain and its fixes, all in byte offsets into the analysed text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace preflight::analysis {
+
+// Half-open byte range [begin, end) into the source text.
+struct ByteRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  friend bool operator==(const ByteRange&, const ByteRange&) = default;
+};
+
+enum class Severity { Note, Warning, Error };
+enum class Category { CriticalOom, ConvergenceBug, PerformanceWarn };
+
+std::string_view severity_name(Severity s);   // "error" | "warning" | "note"
+std::string_view category_name(Category c);   // "CRITICAL_OOM" | ...
+
+// One step of the reasoning behind a finding, anchored where that fact was read.
+struct EvidenceStep {
+  ByteRange range;
+  std::string message;
+};
+
+struct TextEdit {
+  ByteRange range;          // bytes replaced (empty range = insertion)
+  std::string replacement;  // new bytes
+};
+
+// How much a fix may be trusted. Safe: cannot change what the program computes; applied by
+// `--fix`. Unsafe: a correct rewrite that changes types or semantics in ways the author must
+// confirm (offered in the editor, never applied by `--fix`). DisplayOnly: shown, not applicable.
+enum class FixSafety { Safe, Unsafe, DisplayOnly };
+std::string_view fix_safety_name(FixSafety s);
+
+struct Fix {
+  std::string description;  // "add .detach()"
+  FixSafety safety = FixSafety::Safe;
+  std::vector<TextEdit> edits;  // non-overlapping, sorted by range.begin
+};
+
+struct Finding {
+  std::string code;  // "TG001"
+  Severity severity = Severity::Error;
+  Category category = Category::CriticalOom;
+  ByteRange range;  // the anchor node
+  std::string message;
+  std::string hint;
+  std::vector<EvidenceStep> evidence;
+  std::vector<Fix> fixes;  // preferred first; at most one Safe fix is applied by --fix
+
+  const Fix* safe_fix() const;
+};
+
+}  // namespace preflight::analysis

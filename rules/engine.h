@@ -1,0 +1,44 @@
+// The one entry point every front end calls: source text in, findings out. Pure: no I/O, no
+// globals, no threads; the CLI and the language server therefore report identical findings.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/findings.h"
+
+namespace preflight::rules {
+
+struct CheckOptions {
+  // Codes to run; empty means every registered rule. `ignore` wins over `select`.
+  std::set<std::string> select;
+  std::set<std::string> ignore;
+};
+
+// A region tree-sitter could not parse. Findings are still produced for the rest.
+struct SyntaxError {
+  analysis::ByteRange range;
+  std::string message;
+};
+
+enum class FileStatus {
+  Analyzed,     // parsed (possibly with syntax errors) and checked
+  SkippedFile,  // carries a `# preflight: skip-file` marker: nothing reported
+  NotText,      // not valid UTF-8, or contains NUL bytes: not analysed
+};
+
+struct CheckResult {
+  FileStatus status = FileStatus::Analyzed;
+  std::string status_reason;             // why NotText, for the user
+  std::vector<analysis::Finding> findings;  // suppressions applied, sorted by position, code
+  std::vector<SyntaxError> syntax_errors;
+};
+
+CheckResult check_source(std::string_view text, const CheckOptions& options);
+
+// True when `code` names a registered rule ("TG001"), case-sensitive.
+bool is_known_rule(std::string_view code);
+
+}  // namespace preflight::rules
