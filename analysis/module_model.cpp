@@ -1,0 +1,481 @@
+#include "analysis/module_model.h"
+
+#include <cctype>
+
+#include "analysis/names.h"
+
+namespace preflight::analysis {
+
+using names::contains;
+using names::lower;
+
+// One recursive pass over the tree. Depth is bounded by the engine (deeply nested files are
+// refused before any analysis), so plain recursion is safe here.
+struct ModuleModel::Builder {
+  ModuleModel& m;
+  const Kinds& k = kinds();
+
+  int open_scope(ScopeKind kind, std::string name, TSNode node, int parent) {
+    Scope s;
+    s.kind = kind;
+    s.name = std::move(name);
+    s.node = node;
+    s.parent = parent;
+    m.scopes_.push_back(std::move(s));
+    int idx = static_cast<int>(m.scopes_.size()) - 1;
+    m.scope_by_node_[node_id(node)] = idx;
+    return idx;
+  }
+
+  std::string text(TSNode n) const { return std::string(text_of(n, m.src_)); }
+
+  void walk(TSNode n, int scope) {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition) return on_function(n, scope);
+    if (s == k.class_definition) return on_class(n, scope);
+    if (s == k.lambda) return walk_children(n, open_scope(ScopeKind::Lambda, "<lambda>", n, scope));
+    if (s == k.list_comprehension || s == k.set_comprehension ||
+        s == k.dictionary_comprehension || s == k.generator_expression)
+      return walk_children(n, open_scope(ScopeKind::Comprehension, "<comp>", n, scope));
+    if (s == k.assignment) on_assignment(n, scope);
+    else if (s == k.named_expression) bind(field(n, k.f_name), field(n, k.f_value), scope, -1, 1);
+    else if (s == k.import_statement || s == k.import_from_statement) on_import(n, scope);
+    else if (s == k.call) on_call(n, scope);
+    else if (s == k.return_statement) on_return(n, scope);
+    walk_children(n, scope);
+  }
+
+  void walk_children(TSNode n, int scope) {
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) walk(ts_node_named_child(n, i), scope);
+  }
+
+  void on_function(TSNode n, int scope) {
+    FunctionInfo f;
+    f.name = text(field(n, k.f_name));
+    f.node = n;
+    TSNode parent = ts_node_parent(n);
+    f.outer = is(parent, k.decorated_definition) ? parent : n;
+    int own = open_scope(ScopeKind::Function, f.name, n, scope);
+    f.scope = own;
+    if (m.scopes_[scope].kind == ScopeKind::Class) f.class_index = m.scopes_[scope].class_index;
+    collect_params(field(n, k.f_parameters), f.params);
+    int idx = static_cast<int>(m.functions_.size());
+    m.scopes_[own].function = idx;
+    m.function_by_node_[node_id(n)] = idx;
+    m.functions_by_name_[f.name].push_back(idx);
+    m.functions_.push_back(std::move(f));
+    walk_children(field(n, k.f_parameters), own);  // default values
+    walk(field(n, k.f_body), own);
+  }
+
+  void collect_params(TSNode params, std::vector<Parameter>& out) {
+    uint32_t count = ts_node_named_child_count(params);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode p = ts_node_named_child(params, i);
+      Parameter param;
+      TSSymbol s = sym(p);
+      if (s == k.identifier) {
+        param.node = p;
+      } else if (s == k.default_parameter || s == k.typed_default_parameter) {
+        param.node = field(p, k.f_name);
+        param.annotation = field(p, k.f_type);
+      } else if (s == k.typed_parameter) {
+        param.node = ts_node_named_child(p, 0);
+        param.annotation = field(p, k.f_type);
+      } else {
+        continue;  // *args, **kwargs, separators
+      }
+      if (!is(param.node, k.identifier)) continue;
+      param.name = text(param.node);
+      out.push_back(std::move(param));
+    }
+  }
+
+  void on_class(TSNode n, int scope) {
+    ClassInfo c;
+    c.name = text(field(n, k.f_name));
+    c.node = n;
+    TSNode supers = field(n, k.f_superclasses);
+    uint32_t count = is_null(supers) ? 0 : ts_node_named_child_count(supers);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode b = ts_node_named_child(supers, i);
+      if (auto q = m.qualified_name(b)) c.bases.push_back(*q);
+    }
+    int idx = static_cast<int>(m.classes_.size());
+    m.class_by_name_[c.name] = idx;
+    m.classes_.push_back(std::move(c));
+    int own = open_scope(ScopeKind::Class, m.classes_[idx].name, n, scope);
+    m.scopes_[own].class_index = idx;
+    walk(field(n, k.f_body), own);
+  }
+
+  void on_assignment(TSNode n, int scope) {
+    TSNode value = field(n, k.f_right);
+    while (is(value, k.assignment)) value = field(value, k.f_right);  // a = b = v
+    for (TSNode a = n; is(a, k.assignment); a = field(a, k.f_right))
+      bind_targets(field(a, k.f_left), value, scope);
+  }
+
+  void bind_targets(TSNode target, TSNode value, int scope) {
+    TSSymbol s = sym(target);
+    if (s == k.pattern_list || s == k.tuple_pattern || s == k.list_pattern || s == k.tuple ||
+        s == k.list) {
+      uint32_t count = ts_node_named_child_count(target);
+      for (uint32_t i = 0; i < count; ++i)
+        bind(ts_node_named_child(target, i), value, scope, static_cast<int>(i),
+             static_cast<int>(count));
+      return;
+    }
+    bind(target, value, scope, -1, 1);
+  }
+
+  void bind(TSNode target, TSNode value, int scope, int position, int arity) {
+    auto name = dotted_name(target, m.src_);
+    if (!name) return;
+    BindingSite site{value, position, arity};
+    m.scopes_[scope].bindings[*name].push_back(site);
+    if (name->starts_with("self.") && name->find('.', 5) == std::string::npos) {
+      int cls = m.enclosing_class(scope);
+      if (cls >= 0) m.classes_[cls].self_bindings[name->substr(5)].push_back(site);
+    }
+  }
+
+  void on_import(TSNode n, int scope) {
+    bool top_level = m.scopes_[scope].kind == ScopeKind::Module &&
+                     is(ts_node_parent(n), k.module);
+    if (top_level) m.import_insert_at_ = line_end_after(ts_node_end_byte(n));
+    if (sym(n) == k.import_statement) return on_plain_import(n);
+    TSNode module = field(n, k.f_module_name);
+    std::string mod = text(module);
+    note_module(mod);
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_named_child(n, i);
+      if (ts_node_eq(c, module)) continue;
+      if (is(c, k.dotted_name)) {
+        std::string nm = text(c);
+        m.imports_[nm] = {mod + "." + nm, false};
+      } else if (is(c, k.aliased_import)) {
+        std::string nm = text(field(c, k.f_name));
+        m.imports_[text(field(c, k.f_alias))] = {mod + "." + nm, false};
+      }
+    }
+  }
+
+  void on_plain_import(TSNode n) {
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode c = ts_node_named_child(n, i);
+      if (is(c, k.dotted_name)) {
+        std::string mod = text(c);
+        note_module(mod);
+        std::string first = mod.substr(0, mod.find('.'));
+        m.imports_[first] = {first, true};  // `import torch.nn` binds `torch`
+        if (first == "torch") m.torch_alias_ = "torch";
+      } else if (is(c, k.aliased_import)) {
+        std::string mod = text(field(c, k.f_name));
+        std::string alias = text(field(c, k.f_alias));
+        note_module(mod);
+        m.imports_[alias] = {mod, true};
+        if (mod == "torch" && m.torch_alias_.empty()) m.torch_alias_ = alias;
+      }
+    }
+  }
+
+  void note_module(std::string_view mod) {
+    if (mod == "torch" || mod.starts_with("torch.")) {
+      m.has_torch_import_ = true;
+      m.touches_torch_ = true;
+    }
+  }
+
+  uint32_t line_end_after(uint32_t offset) const {
+    while (offset < m.src_.size() && m.src_[offset] != '\n') ++offset;
+    return offset < m.src_.size() ? offset + 1 : offset;
+  }
+
+  void on_call(TSNode n, int scope) {
+    if (callee_leaf(n, m.src_) != "backward") return;
+    m.touches_torch_ = true;
+    int f = m.enclosing_function(scope);
+    // Nested functions are separate units: only the innermost function is marked.
+    if (f >= 0) m.functions_[f].calls_backward = true;
+  }
+
+  void on_return(TSNode n, int scope) {
+    int f = m.enclosing_function(scope);
+    if (f >= 0) m.functions_[f].returns.push_back(n);
+  }
+
+  void finish_classes() {
+    // Resolve module-ness through local base classes: iterate to a fixpoint.
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (ClassInfo& c : m.classes_) {
+        for (const std::string& b : c.bases) {
+          std::string leaf = b.substr(b.rfind('.') + 1);
+          bool module = leaf == "Module" || leaf == "LightningModule" || leaf == "Sequential" ||
+                        contains(leaf, "PreTrainedModel") || leaf == "ModuleList";
+          bool lightning = contains(b, "LightningModule");
+          auto it = m.class_by_name_.find(leaf);
+          if (it != m.class_by_name_.end() && &m.classes_[it->second] != &c) {
+            module = module || m.classes_[it->second].is_module;
+            lightning = lightning || m.classes_[it->second].is_lightning;
+          }
+          if (module && !c.is_module) c.is_module = changed = true;
+          if (lightning && !c.is_lightning) c.is_lightning = changed = true;
+        }
+      }
+    }
+    for (const ClassInfo& c : m.classes_)
+      if (c.is_module) m.touches_torch_ = true;
+  }
+};
+
+ModuleModel::ModuleModel(TSNode root, std::string_view source) : root_(root), src_(source) {
+  Builder b{*this};
+  int module = b.open_scope(ScopeKind::Module, "<module>", root, -1);
+  b.walk_children(root, module);
+  b.finish_classes();
+}
+
+int ModuleModel::scope_opened_by(TSNode n) const {
+  auto it = scope_by_node_.find(node_id(n));
+  return it == scope_by_node_.end() ? -1 : it->second;
+}
+
+int ModuleModel::function_of(TSNode def) const {
+  auto it = function_by_node_.find(node_id(def));
+  return it == function_by_node_.end() ? -1 : it->second;
+}
+
+const std::vector<int>* ModuleModel::functions_named(std::string_view name) const {
+  auto it = functions_by_name_.find(std::string(name));
+  return it == functions_by_name_.end() ? nullptr : &it->second;
+}
+
+int ModuleModel::class_named(std::string_view name) const {
+  auto it = class_by_name_.find(std::string(name));
+  return it == class_by_name_.end() ? -1 : it->second;
+}
+
+int ModuleModel::enclosing_class(int scope) const {
+  for (int s = scope; s >= 0; s = scopes_[s].parent) {
+    if (scopes_[s].kind == ScopeKind::Class) return scopes_[s].class_index;
+    if (scopes_[s].kind == ScopeKind::Function && s != scope) {
+      // A method's class is its direct parent; a function nested in a method still sees
+      // `self` of the method.
+      continue;
+    }
+  }
+  return -1;
+}
+
+int ModuleModel::enclosing_function(int scope) const {
+  // Lambdas and comprehensions belong to the function that contains them.
+  for (int s = scope; s >= 0; s = scopes_[s].parent)
+    if (scopes_[s].kind == ScopeKind::Function) return scopes_[s].function;
+  return -1;
+}
+
+const ImportBinding* ModuleModel::import_of(std::string_view local) const {
+  auto it = imports_.find(std::string(local));
+  return it == imports_.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string> ModuleModel::qualified_name(TSNode expr) const {
+  auto dotted = dotted_name(expr, src_);
+  if (!dotted) return std::nullopt;
+  size_t dot = dotted->find('.');
+  std::string first = dotted->substr(0, dot);
+  const ImportBinding* imp = import_of(first);
+  if (!imp) return dotted;
+  return dot == std::string::npos ? imp->qualified : imp->qualified + dotted->substr(dot);
+}
+
+const std::vector<BindingSite>* ModuleModel::lookup(std::string_view dotted, int scope,
+                                                    int* found_in) const {
+  std::string key(dotted);
+  for (int s = scope; s >= 0; s = scopes_[s].parent) {
+    if (scopes_[s].kind == ScopeKind::Class && s != scope) continue;  // class bodies don't nest
+    auto it = scopes_[s].bindings.find(key);
+    if (it != scopes_[s].bindings.end()) {
+      if (found_in) *found_in = s;
+      return &it->second;
+    }
+  }
+  return nullptr;
+}
+
+const Parameter* ModuleModel::parameter(std::string_view name, int scope) const {
+  for (int s = scope; s >= 0; s = scopes_[s].parent) {
+    if (scopes_[s].bindings.count(std::string(name))) return nullptr;  // shadowed
+    int f = scopes_[s].kind == ScopeKind::Function ? scopes_[s].function : -1;
+    if (f < 0) continue;
+    for (const Parameter& p : functions_[f].params)
+      if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+bool ModuleModel::is_module_class(std::string_view name) const {
+  int c = class_named(name);
+  return c >= 0 && classes_[c].is_module;
+}
+
+ValueKind ModuleModel::kind_of(std::string_view dotted, int scope) const {
+  return kind_of_uncached(dotted, scope, 0);
+}
+
+ValueKind ModuleModel::kind_of_uncached(std::string_view dotted, int scope, int depth) const {
+  if (depth > 8) return ValueKind::Unknown;
+  ValueKind best = ValueKind::Unknown;
+  auto consider = [&](const std::vector<BindingSite>& sites, int in_scope) {
+    for (const BindingSite& b : sites) {
+      ValueKind v = classify_value(b.value, in_scope, b.arity > 1 ? b.position : -1, depth + 1);
+      if (v == ValueKind::Model || best == ValueKind::Unknown || best == ValueKind::Other ||
+          best == ValueKind::Literal)
+        if (v != ValueKind::Unknown) best = v;
+      if (best == ValueKind::Model) return;
+    }
+  };
+  int found = -1;
+  if (const auto* sites = lookup(dotted, scope, &found)) consider(*sites, found);
+  if (best == ValueKind::Unknown && dotted.starts_with("self.") &&
+      dotted.find('.', 5) == std::string_view::npos) {
+    int cls = enclosing_class(scope);
+    if (cls >= 0) {
+      auto it = classes_[cls].self_bindings.find(std::string(dotted.substr(5)));
+      if (it != classes_[cls].self_bindings.end()) {
+        int cls_scope = scope_opened_by(classes_[cls].node);
+        consider(it->second, cls_scope);
+      }
+    }
+  }
+  if (best == ValueKind::Unknown && dotted.find('.') == std::string_view::npos) {
+    if (const Parameter* p = parameter(dotted, scope); p && !is_null(p->annotation))
+      best = kind_from_annotation(p->annotation);
+  }
+  return best;
+}
+
+ValueKind ModuleModel::kind_from_annotation(TSNode annotation) const {
+  std::string_view t = text_of(annotation, src_);
+  if (contains(t, "Module") || contains(t, "PreTrainedModel")) return ValueKind::Model;
+  if (contains(t, "Optimizer")) return ValueKind::Optimizer;
+  std::string leaf(t.substr(t.rfind('.') == std::string_view::npos ? 0 : t.rfind('.') + 1));
+  if (is_module_class(leaf)) return ValueKind::Model;
+  return ValueKind::Unknown;
+}
+
+ValueKind ModuleModel::classify_value(TSNode value, int scope, int position, int depth) const {
+  const Kinds& k = kinds();
+  value = unparenthesize(value);
+  if (is_null(value) || depth > 8) return ValueKind::Unknown;
+  TSSymbol s = sym(value);
+  if (s == k.call) return classify_call(value, scope, position, depth);
+  if (s == k.string || s == k.integer || s == k.float_ || s == k.true_ || s == k.false_ ||
+      s == k.none || s == k.concatenated_string)
+    return ValueKind::Literal;
+  if ((s == k.tuple || s == k.list || s == k.expression_list) && position >= 0) {
+    if (position < static_cast<int>(ts_node_named_child_count(value)))
+      return classify_value(ts_node_named_child(value, position), scope, -1, depth + 1);
+    return ValueKind::Unknown;
+  }
+  if (s == k.identifier || s == k.attribute) {
+    auto q = qualified_name(value);
+    if (q) {
+      std::string_view leaf = std::string_view(*q).substr(q->rfind('.') + 1);
+      if (names::is_functional_loss(leaf)) return ValueKind::Criterion;  // loss_fn = F.mse_loss
+      if (auto d = dotted_name(value, src_)) return kind_of_uncached(*d, scope, depth + 1);
+    }
+  }
+  return ValueKind::Other;
+}
+
+ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int depth) const {
+  const Kinds& k = kinds();
+  TSNode callee = field(call, k.f_function);
+  std::string_view leaf = callee_leaf(call, src_);
+  auto q = qualified_name(callee);
+  std::string qual = q ? *q : std::string();
+  std::string low = lower(qual);
+  if (leaf.empty()) return ValueKind::Other;
+  // Method chains that return their receiver: `Net().to(device)`, `model.cuda().eval()`.
+  static constexpr std::string_view kChain[] = {"to",   "cuda",   "cpu",   "half",
+                                                "float", "bfloat16", "double", "train",
+                                                "eval", "requires_grad_", "to_empty"};
+  if (is(callee, k.attribute))
+    for (auto c : kChain)
+      if (leaf == c && leaf != "to_empty")
+        return classify_value(field(callee, k.f_object), scope, -1, depth + 1);
+  if (low.find("scheduler") != std::string::npos || leaf.ends_with("LR") ||
+      contains(low, "lr_scheduler") || contains(lower(leaf), "schedule"))
+    return ValueKind::Scheduler;
+  if (names::is_not_a_model_callee(low)) return ValueKind::Other;
+  if (leaf.ends_with("Loss")) return ValueKind::Criterion;
+  if (names::is_optimizer_class(leaf) || leaf == "create_optimizer" ||
+      leaf == "build_optimizer" || leaf == "get_optimizer" ||
+      (contains(qual, "optim.") && !leaf.empty() && std::isupper(static_cast<unsigned char>(leaf[0]))))
+    return ValueKind::Optimizer;
+  TSNode receiver = is(callee, k.attribute) ? field(callee, k.f_object) : TSNode{};
+  std::string recv_low = lower(text_of(receiver, src_));
+  if ((leaf == "prepare" || leaf == "prepare_model") &&
+      (contains(recv_low, "accel") || contains(recv_low, "fabric"))) {
+    // Each target gets the kind of the argument in its position; a single wrapped object
+    // whose kind cannot be seen is taken to be the model (TG002-P06).
+    TSNode arg = positional_arg(call, position >= 0 ? static_cast<unsigned>(position) : 0);
+    if (is_null(arg)) return ValueKind::Unknown;
+    ValueKind kind = classify_value(arg, scope, -1, depth + 1);
+    if (kind != ValueKind::Unknown && kind != ValueKind::Other) return kind;
+    if (auto d = dotted_name(arg, src_)) {
+      std::string_view last = std::string_view(*d).substr(d->rfind('.') + 1);
+      if (names::is_model_name(last)) return ValueKind::Model;
+      if (names::is_optimizer_receiver_name(lower(last))) return ValueKind::Optimizer;
+    }
+    return position < 0 ? ValueKind::Model : kind;
+  }
+  if (leaf == "initialize" && contains(low, "deepspeed"))
+    return position <= 0 ? ValueKind::Model : position == 1 ? ValueKind::Optimizer : ValueKind::Other;
+  if (leaf == "deepcopy") return classify_value(positional_arg(call, 0), scope, -1, depth + 1);
+  if (names::is_model_wrapper(leaf) || is_module_class(leaf)) return ValueKind::Model;
+  bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
+  if (torch_nn && !names::is_functional_loss(leaf) &&
+      std::isupper(static_cast<unsigned char>(leaf[0])))
+    return ValueKind::Model;
+  if (contains(qual, "models.") || qual.ends_with(".from_pretrained")) return ValueKind::Model;
+  return ValueKind::Other;
+}
+
+namespace {
+std::string_view last_segment(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+}  // namespace
+
+bool ModuleModel::is_model(std::string_view dotted, int scope) const {
+  ValueKind k = kind_of(dotted, scope);
+  if (k == ValueKind::Model) return true;
+  if (k == ValueKind::Literal || k == ValueKind::Criterion || k == ValueKind::Optimizer ||
+      k == ValueKind::Scheduler)
+    return false;
+  return names::is_model_name(last_segment(dotted));  // documented naming fallback
+}
+
+bool ModuleModel::is_criterion(std::string_view dotted, int scope) const {
+  ValueKind k = kind_of(dotted, scope);
+  if (k == ValueKind::Criterion) return true;
+  if (k == ValueKind::Model || k == ValueKind::Optimizer || k == ValueKind::Literal) return false;
+  return names::is_criterion_name(last_segment(dotted));
+}
+
+bool ModuleModel::is_optimizer(std::string_view dotted, int scope) const {
+  ValueKind k = kind_of(dotted, scope);
+  if (k == ValueKind::Optimizer) return true;
+  if (k == ValueKind::Scheduler || k == ValueKind::Model || k == ValueKind::Criterion) return false;
+  return names::is_optimizer_receiver_name(lower(last_segment(dotted)));
+}
+
+}  // namespace preflight::analysis

@@ -1,0 +1,147 @@
+// The module model: what one Python file binds and calls, read from its syntax tree.
+// Scopes, functions, classes (with their `self.x` bindings), imports with aliases and the
+// qualified names they give to calls, and the classification of a binding's value (is this
+// name a model, a loss, an optimizer?). Built in one pass; immutable afterwards.
+#pragma once
+
+#include <tree_sitter/api.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "analysis/syntax.h"
+
+namespace preflight::analysis {
+
+enum class ScopeKind { Module, Class, Function, Lambda, Comprehension };
+
+// What a binding's value is, as far as the right-hand side shows.
+enum class ValueKind { Unknown, Model, Criterion, Optimizer, Scheduler, Literal, Other };
+
+// One assignment to a name in a scope: `value` is the right-hand side; for tuple unpacking
+// `position` is the target's index and `arity` the number of targets (else -1 / 1).
+struct BindingSite {
+  TSNode value{};
+  int position = -1;
+  int arity = 1;
+};
+
+struct Parameter {
+  std::string name;
+  TSNode node{};        // the identifier
+  TSNode annotation{};  // `type` node, or null
+};
+
+struct FunctionInfo {
+  std::string name;
+  TSNode node{};        // function_definition
+  TSNode outer{};       // decorated_definition when decorated, else the definition itself
+  int scope = -1;       // the function's own scope
+  int class_index = -1; // enclosing class when this is a method
+  std::vector<Parameter> params;
+  std::vector<TSNode> returns;  // return statements of this function (not of nested ones)
+  bool calls_backward = false;  // a call whose leaf is `backward`, outside nested functions
+};
+
+struct ClassInfo {
+  std::string name;
+  TSNode node{};
+  std::vector<std::string> bases;  // qualified where imports make them known
+  bool is_module = false;          // nn.Module / LightningModule / Sequential subclass
+  bool is_lightning = false;       // LightningModule subclass (directly or via a local base)
+  // `self.<attr> = value` anywhere in the class's methods.
+  std::unordered_map<std::string, std::vector<BindingSite>> self_bindings;
+};
+
+struct Scope {
+  ScopeKind kind = ScopeKind::Module;
+  std::string name;
+  TSNode node{};
+  int parent = -1;
+  int function = -1;     // index into functions() for Function/Lambda scopes
+  int class_index = -1;  // for Class scopes
+  std::unordered_map<std::string, std::vector<BindingSite>> bindings;
+};
+
+struct ImportBinding {
+  std::string qualified;  // `nn` -> "torch.nn", `F` -> "torch.nn.functional"
+  bool is_module = true;  // `import x` / `from a import b` (b may be a module or a name)
+};
+
+class ModuleModel {
+ public:
+  ModuleModel(TSNode root, std::string_view source);
+
+  std::string_view source() const { return src_; }
+  TSNode root() const { return root_; }
+
+  const std::vector<Scope>& scopes() const { return scopes_; }
+  const std::vector<FunctionInfo>& functions() const { return functions_; }
+  const std::vector<ClassInfo>& classes() const { return classes_; }
+
+  // Scope index that `n` (a function/class/lambda/comprehension node) opens, or -1.
+  int scope_opened_by(TSNode n) const;
+  // Function index for a function_definition node, or -1.
+  int function_of(TSNode def) const;
+  // Functions defined in this file under `name` (any nesting).
+  const std::vector<int>* functions_named(std::string_view name) const;
+  int class_named(std::string_view name) const;
+  // The class whose method encloses scope `scope` (-1 if none).
+  int enclosing_class(int scope) const;
+  int enclosing_function(int scope) const;
+
+  // Imports: the module alias table, keyed by local name.
+  const ImportBinding* import_of(std::string_view local) const;
+  bool has_torch_import() const { return has_torch_import_; }
+  // The local name bound to the `torch` module itself (`torch`, or `th` for `import torch
+  // as th`), or empty when no import binds it.
+  const std::string& torch_alias() const { return torch_alias_; }
+  // Some statement of the file imports torch, calls `.backward()`, or subclasses a torch
+  // module: the file is torch code, so a loss-like name may be trusted as a last resort.
+  bool touches_torch() const { return touches_torch_; }
+  // Byte offset where a new top-level `import` line can go (after the last one).
+  uint32_t import_insertion_offset() const { return import_insert_at_; }
+
+  // `F.cross_entropy` -> "torch.nn.functional.cross_entropy"; names whose base is not an
+  // import are returned as written; nullopt for non-dotted expressions.
+  std::optional<std::string> qualified_name(TSNode expr) const;
+
+  // Classification of a dotted name as seen from `scope`, reading its binding first.
+  ValueKind kind_of(std::string_view dotted, int scope) const;
+  ValueKind classify_value(TSNode value, int scope, int position = -1, int depth = 0) const;
+  bool is_model(std::string_view dotted, int scope) const;
+  bool is_criterion(std::string_view dotted, int scope) const;
+  bool is_optimizer(std::string_view dotted, int scope) const;
+  bool is_module_class(std::string_view name) const;
+
+  // Parameter declared in scope `scope`'s function, or null.
+  const Parameter* parameter(std::string_view name, int scope) const;
+
+ private:
+  struct Builder;
+  const std::vector<BindingSite>* lookup(std::string_view dotted, int scope, int* found_in) const;
+  ValueKind kind_of_uncached(std::string_view dotted, int scope, int depth) const;
+  ValueKind classify_call(TSNode call, int scope, int position, int depth) const;
+  ValueKind kind_from_annotation(TSNode annotation) const;
+
+  TSNode root_;
+  std::string_view src_;
+  std::vector<Scope> scopes_;
+  std::vector<FunctionInfo> functions_;
+  std::vector<ClassInfo> classes_;
+  std::unordered_map<const void*, int> scope_by_node_;
+  std::unordered_map<const void*, int> function_by_node_;
+  std::unordered_map<std::string, std::vector<int>> functions_by_name_;
+  std::unordered_map<std::string, int> class_by_name_;
+  std::unordered_map<std::string, ImportBinding> imports_;
+  std::string torch_alias_;
+  bool has_torch_import_ = false;
+  bool touches_torch_ = false;
+  uint32_t import_insert_at_ = 0;
+};
+
+}  // namespace preflight::analysis

@@ -1,0 +1,159 @@
+#include "analysis/names.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace preflight::analysis::names {
+namespace {
+
+template <size_t N>
+bool in(const std::array<std::string_view, N>& list, std::string_view s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+constexpr std::array<std::string_view, 19> kModelNames = {
+    "model", "net", "network", "module", "backbone", "encoder", "decoder", "generator",
+    "discriminator", "policy", "critic", "actor", "student", "teacher", "classifier",
+    "transformer", "gen", "disc", "ema_model"};
+constexpr std::array<std::string_view, 7> kCriterionNames = {
+    "criterion", "loss_fn", "loss_func", "lossfn", "loss_function", "objective", "crit"};
+constexpr std::array<std::string_view, 17> kLossNames = {
+    "loss", "losses", "total_loss", "train_loss", "val_loss", "valid_loss", "test_loss",
+    "batch_loss", "running_loss", "epoch_loss", "cost", "loss_val", "l", "total", "sum_loss",
+    "loss_sum", "accum_loss"};
+constexpr std::array<std::string_view, 19> kFunctionalLosses = {
+    "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
+    "kl_div", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "ctc_loss",
+    "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "multi_margin_loss",
+    "soft_margin_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "kl_div_loss"};
+constexpr std::array<std::string_view, 9> kModelWrappers = {
+    "DistributedDataParallel", "DataParallel", "DDP", "FSDP", "FullyShardedDataParallel",
+    "compile", "from_pretrained", "create_model", "to_empty"};
+constexpr std::array<std::string_view, 5> kBackwardWrapperWords = {"accel", "fabric", "scaler",
+                                                                   "engine", "strategy"};
+constexpr std::array<std::string_view, 6> kDetachingMethods = {
+    "item", "detach", "detach_", "tolist", "numpy", "clone_detached"};
+constexpr std::array<std::string_view, 12> kDetachingBuiltins = {
+    "float", "int", "bool", "str", "len", "round", "repr", "hash", "id", "isinstance", "print",
+    "type"};
+constexpr std::array<std::string_view, 33> kNonDifferentiable = {
+    "argmax", "argmin", "argsort", "argwhere", "nonzero", "bincount", "unique", "count_nonzero",
+    "size", "numel", "dim", "ndimension", "element_size", "long", "int", "bool", "byte", "short",
+    "char", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "all", "any",
+    "equal", "data_ptr", "get_device"};
+constexpr std::array<std::string_view, 34> kModuleBookkeeping = {
+    "eval", "train", "parameters", "named_parameters", "buffers", "named_buffers", "state_dict",
+    "load_state_dict", "zero_grad", "requires_grad_", "apply", "modules", "named_modules",
+    "children", "named_children", "register_buffer", "register_parameter", "add_module",
+    "compile", "share_memory", "step", "append", "extend", "insert", "clear", "update",
+    "add_scalar", "log", "log_dict", "save", "print", "write", "info", "set_postfix"};
+constexpr std::array<std::string_view, 18> kTensorFactories = {
+    "tensor", "zeros", "ones", "randn", "rand", "randint", "empty", "full", "arange",
+    "linspace", "eye", "zeros_like", "ones_like", "randn_like", "empty_like", "full_like",
+    "as_tensor", "from_numpy"};
+constexpr std::array<std::string_view, 16> kPropagatingBuiltins = {
+    "sum", "min", "max", "abs", "sorted", "next", "iter", "list", "tuple", "zip", "enumerate",
+    "reversed", "dict", "set", "map", "filter"};
+constexpr std::array<std::string_view, 10> kDetachedAttributes = {
+    "grad", "data", "shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_leaf",
+    "grad_fn"};
+constexpr std::array<std::string_view, 8> kIntegerReductions = {
+    "max", "min", "topk", "sort", "kthvalue", "mode", "median", "nanmedian"};
+constexpr std::array<std::string_view, 7> kNotAModel = {
+    "tokenizer", "featureextractor", "imageprocessor", "processor", "extractor", "config",
+    "scheduler"};
+constexpr std::array<std::string_view, 24> kOptimizerClasses = {
+    "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "RMSprop", "Rprop", "NAdam",
+    "RAdam", "LBFGS", "SparseAdam", "ASGD", "Lion", "Adafactor", "LAMB", "Lamb", "AdamW8bit",
+    "Adam8bit", "PagedAdamW", "PagedAdamW8bit", "FusedAdam", "DeepSpeedCPUAdam", "Muon"};
+// Receiver names that hold an optimizer (documented heuristic, rules.md §2.9 plus the class
+// names themselves, lower-cased, so `adam.step()` is seen: TG003-N08).
+constexpr std::array<std::string_view, 4> kOptimizerWords = {"optim", "opt", "scaler",
+                                                             "accelerator"};
+constexpr std::array<std::string_view, 11> kOptimizerVarNames = {
+    "adam", "adamw", "sgd", "rmsprop", "adagrad", "lion", "lamb", "solver", "adafactor",
+    "muon", "lbfgs"};
+constexpr std::array<std::string_view, 22> kEvalNames = {
+    "validate", "validation", "val", "evaluate", "eval", "evaluation", "test", "test_epoch",
+    "test_loop", "inference", "infer", "predict", "prediction", "sample", "generate", "score",
+    "benchmark", "validate_epoch", "val_epoch", "eval_epoch", "run_eval", "run_validation"};
+constexpr std::array<std::string_view, 7> kEvalPrefixes = {
+    "validate_", "validation_", "val_", "evaluate_", "eval_", "predict_", "inference_"};
+constexpr std::array<std::string_view, 6> kEvalLoaderHints = {"val", "valid", "test",
+                                                              "eval", "dev", "holdout"};
+constexpr std::array<std::string_view, 6> kLoaderTokens = {"loader", "dataset", "batches",
+                                                           "_data", "data_", "iterator"};
+constexpr std::array<std::string_view, 10> kIterableWrappers = {
+    "enumerate", "tqdm", "zip", "iter", "islice", "cycle", "chain", "trange", "list", "sorted"};
+
+}  // namespace
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+bool is_model_name(std::string_view s) { return in(kModelNames, s); }
+bool is_criterion_name(std::string_view s) { return in(kCriterionNames, s); }
+bool is_loss_name(std::string_view s) { return in(kLossNames, s); }
+bool is_functional_loss(std::string_view s) { return in(kFunctionalLosses, s); }
+bool is_model_wrapper(std::string_view s) { return in(kModelWrappers, s); }
+bool is_detaching_method(std::string_view s) { return in(kDetachingMethods, s); }
+bool is_detaching_builtin(std::string_view s) { return in(kDetachingBuiltins, s); }
+bool is_non_differentiable(std::string_view s) { return in(kNonDifferentiable, s); }
+bool is_module_bookkeeping(std::string_view s) { return in(kModuleBookkeeping, s); }
+bool is_tensor_factory(std::string_view s) { return in(kTensorFactories, s); }
+bool is_propagating_builtin(std::string_view s) { return in(kPropagatingBuiltins, s); }
+bool is_detached_attribute(std::string_view s) { return in(kDetachedAttributes, s); }
+bool is_integer_reduction(std::string_view s) { return in(kIntegerReductions, s); }
+bool is_optimizer_class(std::string_view s) { return in(kOptimizerClasses, s); }
+bool is_iterable_wrapper(std::string_view s) { return in(kIterableWrappers, s); }
+
+bool is_backward_wrapper_receiver(std::string_view last) {
+  std::string l = lower(last);
+  for (auto w : kBackwardWrapperWords)
+    if (contains(l, w)) return true;
+  return false;
+}
+
+bool is_not_a_model_callee(std::string_view lowered_dotted) {
+  for (auto w : kNotAModel)
+    if (contains(lowered_dotted, w)) return true;
+  return false;
+}
+
+bool is_optimizer_receiver_name(std::string_view l) {
+  if (contains(l, "sched")) return false;
+  for (auto w : kOptimizerWords)
+    if (contains(l, w)) return true;
+  return in(kOptimizerVarNames, l);
+}
+
+bool is_evaluation_function_name(std::string_view name) {
+  std::string n = lower(name);
+  size_t i = n.find_first_not_of('_');
+  std::string_view s = i == std::string::npos ? std::string_view{} : std::string_view(n).substr(i);
+  if (s == "forward") return false;
+  if (in(kEvalNames, s)) return true;
+  for (auto p : kEvalPrefixes)
+    if (s.starts_with(p)) return true;
+  return false;
+}
+
+bool is_eval_loader_iterable(std::string_view l) {
+  if (contains(l, "train")) return false;
+  bool loader = false, hint = false;
+  for (auto t : kLoaderTokens) loader = loader || contains(l, t);
+  for (auto h : kEvalLoaderHints) hint = hint || contains(l, h);
+  return loader && hint;
+}
+
+}  // namespace preflight::analysis::names

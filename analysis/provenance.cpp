@@ -1,0 +1,837 @@
+#include "analysis/provenance.h"
+
+#include <algorithm>
+
+#include "analysis/names.h"
+
+namespace preflight::analysis {
+
+Value join(const Value& a, const Value& b) {
+  if (a.graph == Graph::Yes && b.graph == Graph::Yes) return a.naming_only && !b.naming_only ? b : a;
+  if (a.graph == Graph::Yes) return a;
+  if (b.graph == Graph::Yes) return b;
+  if (a.graph == Graph::Unknown || b.graph == Graph::Unknown) return Value::unknown();
+  return Value::free();
+}
+
+std::vector<EvidenceStep> evidence_steps(const EvidencePtr& chain, size_t limit) {
+  std::vector<EvidenceStep> out;
+  for (const EvidenceNode* n = chain.get(); n && out.size() < limit; n = n->prev.get()) {
+    if (!out.empty() && out.back().range == n->range) continue;
+    out.push_back({n->range, n->message});
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+using Env = std::unordered_map<std::string, Value>;
+
+bool same_states(const Env& a, const Env& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end() || it->second.graph != v.graph) return false;
+  }
+  return true;
+}
+
+Env join_envs(const Env& a, const Env& b) {
+  Env out = a;
+  for (const auto& [k, v] : b) {
+    auto it = out.find(k);
+    out[k] = it == out.end() ? join(Value::unknown(), v) : join(it->second, v);
+  }
+  for (auto& [k, v] : out)
+    if (!b.count(k)) v = join(v, Value::unknown());
+  return out;
+}
+
+std::string_view last_segment(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+std::string code(std::string_view text, size_t max = 48) {
+  std::string s(text.substr(0, max));
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  if (text.size() > max) s += "...";
+  return "`" + s + "`";
+}
+
+}  // namespace
+
+// Interprets one unit (a function body or the module's top level).
+struct Provenance::Interpreter {
+  Provenance& p;
+  const ModuleModel& m;
+  const Kinds& k = kinds();
+  std::string_view src;
+  int scope;
+  Summary& summary;
+  Env env;
+  bool grad_enabled = true;
+  std::unordered_map<std::string, TSNode> backwarded;  // names `.backward()`ed in this unit
+
+  Interpreter(Provenance& prov, int unit_scope, Summary& s)
+      : p(prov), m(prov.model_), src(m.source()), scope(unit_scope), summary(s) {}
+
+  // ---- entry -------------------------------------------------------------------------
+  void run() {
+    const Scope& sc = m.scopes()[scope];
+    if (sc.kind == ScopeKind::Module) {
+      collect_backwarded(sc.node);
+      walk_block(sc.node);
+      return;
+    }
+    const FunctionInfo& f = m.functions()[sc.function];
+    grad_enabled = !decorated_no_grad(f);
+    collect_backwarded(field(f.node, k.f_body));
+    seed_parameters(f);
+    walk_block(field(f.node, k.f_body));
+  }
+
+  bool decorated_no_grad(const FunctionInfo& f) {
+    if (!is(f.outer, k.decorated_definition)) return false;
+    bool disabled = false;
+    uint32_t n = ts_node_named_child_count(f.outer);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode d = ts_node_named_child(f.outer, i);
+      if (!is(d, k.decorator)) continue;
+      int sw = grad_switch(ts_node_named_child(d, 0), /*bare_ok=*/true);
+      if (sw != 0) disabled = sw < 0;
+    }
+    return disabled;
+  }
+
+  // -1: disables autograd, +1: enables it, 0: neither. `bare_ok` accepts the decorator form
+  // without a call (`@torch.no_grad`).
+  int grad_switch(TSNode e, bool bare_ok) {
+    e = unparenthesize(e);
+    std::string_view leaf;
+    TSNode call{};
+    if (is(e, k.call)) {
+      call = e;
+      leaf = callee_leaf(e, src);
+    } else if (bare_ok && (is(e, k.attribute) || is(e, k.identifier))) {
+      auto d = dotted_name(e, src);
+      if (d) leaf = last_segment(*d);
+    }
+    if (leaf == "no_grad" || leaf == "inference_mode") {
+      if (!is_null(call) && leaf == "inference_mode" && is(positional_arg(call, 0), k.false_)) return 0;
+      return -1;
+    }
+    if (leaf == "enable_grad") return 1;
+    if (leaf == "set_grad_enabled" && !is_null(call)) {
+      TSNode a = positional_arg(call, 0);
+      if (is(a, k.false_)) return -1;
+      if (is(a, k.true_)) return 1;
+    }
+    return 0;
+  }
+
+  void seed_parameters(const FunctionInfo& f) {
+    for (const Parameter& prm : f.params) {
+      Value v = Value::unknown();
+      if (names::is_loss_name(prm.name))
+        v = {Graph::Yes, true,
+             node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)")};
+      env[prm.name] = v;
+    }
+  }
+
+  // Names whose `.backward()` this unit calls: proof that they carry a graph.
+  void collect_backwarded(TSNode n) {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    if (s == k.call && callee_leaf(n, src) == "backward") note_backward(n);
+    uint32_t c = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < c; ++i) collect_backwarded(ts_node_named_child(n, i));
+  }
+
+  void note_backward(TSNode call) {
+    TSNode callee = field(call, k.f_function);
+    if (!is(callee, k.attribute)) return;
+    auto recv = dotted_name(field(callee, k.f_object), src);
+    TSNode target{};
+    if (recv && names::is_backward_wrapper_receiver(last_segment(*recv)))
+      target = positional_arg(call, 0);
+    else if (recv && *recv != "torch.autograd" && *recv != "autograd")
+      target = field(callee, k.f_object);
+    else
+      target = positional_arg(call, 0);  // torch.autograd.backward(loss)
+    if (auto d = dotted_name(unparenthesize(target), src)) backwarded.emplace(*d, call);
+  }
+
+  EvidencePtr node(TSNode at, std::string msg, EvidencePtr prev = nullptr) {
+    return std::make_shared<const EvidenceNode>(EvidenceNode{range_of(at), std::move(msg), std::move(prev)});
+  }
+
+  // ---- statements --------------------------------------------------------------------
+  void walk_block(TSNode block) {
+    uint32_t n = ts_node_named_child_count(block);
+    for (uint32_t i = 0; i < n; ++i) walk_stmt(ts_node_named_child(block, i));
+  }
+
+  void mark(TSNode n) {
+    if (!grad_enabled) p.no_grad_.insert(node_id(n));
+  }
+
+  void walk_stmt(TSNode s) {
+    mark(s);
+    TSSymbol t = sym(s);
+    if (t == k.expression_statement) return walk_expression_statement(s);
+    if (t == k.if_statement) return walk_if(s);
+    if (t == k.for_statement) return walk_for(s);
+    if (t == k.while_statement) return walk_while(s);
+    if (t == k.with_statement) return walk_with(s);
+    if (t == k.try_statement) return walk_try(s);
+    if (t == k.return_statement) return walk_return(s);
+    if (t == k.match_statement) return walk_match(s);
+    if (t == k.function_definition || t == k.class_definition || t == k.decorated_definition)
+      return;  // separate units
+    if (t == k.block) return walk_block(s);
+    // raise, assert, del, print, ...: evaluate what they contain, for the record.
+    uint32_t n = ts_node_named_child_count(s);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(s, i);
+      if (!is(c, k.comment) && !is(c, k.block)) eval(c);
+    }
+  }
+
+  void walk_expression_statement(TSNode s) {
+    uint32_t n = ts_node_named_child_count(s);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode e = ts_node_named_child(s, i);
+      mark(e);
+      TSSymbol t = sym(e);
+      if (t == k.assignment) do_assign(e);
+      else if (t == k.augmented_assignment) do_augmented(e);
+      else if (t != k.comment) do_expression(e);
+    }
+  }
+
+  void do_expression(TSNode e) {
+    eval(e);
+    TSNode call = unparenthesize(e);
+    if (!is(call, k.call)) return;
+    int sw = grad_switch(call, false);
+    if (sw != 0 && callee_leaf(call, src) == "set_grad_enabled") grad_enabled = sw > 0;
+    std::string_view leaf = callee_leaf(call, src);
+    TSNode callee = field(call, k.f_function);
+    if (leaf == "requires_grad_" && is(callee, k.attribute) &&
+        !is(positional_arg(call, 0), k.false_)) {
+      if (auto d = dotted_name(field(callee, k.f_object), src))
+        env[*d] = {Graph::Yes, false, node(call, code(text_of(call, src)) + " makes it require gradients")};
+    }
+  }
+
+  void do_assign(TSNode a) {
+    TSNode right = field(a, k.f_right);
+    if (is(right, k.assignment)) {
+      do_assign(right);  // a = b = v: the inner assignment binds b first
+      right = field(right, k.f_right);
+      while (is(right, k.assignment)) right = field(right, k.f_right);
+    }
+    Value v = is(field(a, k.f_right), k.assignment) ? value_or_unknown(right) : eval(right);
+    TSNode left = field(a, k.f_left);
+    if (is_requires_grad_flag(left, right)) return;
+    bind_pattern(left, right, v, a);
+  }
+
+  Value value_or_unknown(TSNode e) {
+    const Value* v = p.value_of(e);
+    return v ? *v : Value::unknown();
+  }
+
+  // `x.requires_grad = True` makes `x` a leaf that records a graph.
+  bool is_requires_grad_flag(TSNode left, TSNode right) {
+    if (!is(left, k.attribute) || text_of(field(left, k.f_attribute), src) != "requires_grad")
+      return false;
+    if (auto d = dotted_name(field(left, k.f_object), src); d && is(right, k.true_))
+      env[*d] = {Graph::Yes, false, node(left, "`" + *d + ".requires_grad = True` makes it record a graph")};
+    return true;
+  }
+
+  void bind_pattern(TSNode left, TSNode right, const Value& v, TSNode stmt) {
+    TSSymbol t = sym(left);
+    if (t == k.pattern_list || t == k.tuple_pattern || t == k.list_pattern) {
+      uint32_t n = ts_node_named_child_count(left);
+      std::vector<Value> parts = element_values(right, v, n);
+      for (uint32_t i = 0; i < n; ++i) bind_pattern(ts_node_named_child(left, i), TSNode{}, parts[i], stmt);
+      return;
+    }
+    if (t == k.list_splat_pattern) return bind_pattern(ts_node_named_child(left, 0), TSNode{}, v, stmt);
+    if (t == k.subscript) {
+      // `c[k] = v`: the container now holds whatever v holds.
+      if (auto d = dotted_name(field(left, k.f_value), src)) env[*d] = join(lookup(*d, left), v);
+      eval(field(left, k.f_subscript));
+      return;
+    }
+    auto d = dotted_name(left, src);
+    if (!d) return;
+    bind_name(*d, left, right, v);
+  }
+
+  // Values of the parts of an unpacked right-hand side.
+  std::vector<Value> element_values(TSNode right, const Value& whole, uint32_t n) {
+    std::vector<Value> out(n, whole);
+    right = unparenthesize(right);
+    if (is(right, k.expression_list) || is(right, k.tuple) || is(right, k.list)) {
+      if (ts_node_named_child_count(right) == n)
+        for (uint32_t i = 0; i < n; ++i) out[i] = value_or_unknown(ts_node_named_child(right, i));
+      return out;
+    }
+    if (is(right, k.call)) {
+      int f = local_function(right);
+      if (f >= 0) {
+        Summary& s = p.analyze_unit(m.functions()[f].scope);
+        if (s.done && s.tuple_arity == static_cast<int>(n))
+          for (uint32_t i = 0; i < n; ++i)
+            out[i] = s.elements[i].has_graph()
+                         ? Value{Graph::Yes, s.elements[i].naming_only,
+                                 node(right, code(text_of(right, src)) + " returns a graph-carrying value", s.elements[i].why)}
+                         : s.elements[i];
+      }
+    }
+    return out;
+  }
+
+  void bind_name(const std::string& name, TSNode target, TSNode right, Value v) {
+    if (!grad_enabled) v = Value::free();
+    bool from_call = is(unparenthesize(right), k.call);
+    if (v.graph == Graph::Unknown) {
+      auto bw = backwarded.find(name);
+      if (bw != backwarded.end()) {
+        v = {Graph::Yes, false, node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph")};
+      } else if (from_call && grad_enabled && m.touches_torch() &&
+                 names::is_loss_name(last_segment(name))) {
+        v = {Graph::Yes, true,
+             node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)")};
+      }
+    }
+    if (v.has_graph() && !is_null(target))
+      v.why = node(target, "`" + name + "` holds this graph-carrying value", v.why);
+    env[name] = v;
+    auto [slot, fresh] = summary.bound.try_emplace(name, v);
+    if (!fresh) slot->second = join(slot->second, v);
+  }
+
+  void do_augmented(TSNode a) {
+    TSNode left = field(a, k.f_left);
+    Value rhs = eval(field(a, k.f_right));
+    auto d = dotted_name(left, src);
+    if (!d) {
+      eval(left);
+      return;
+    }
+    Value cur = eval(left);
+    Value v = join(cur.graph == Graph::Unknown ? Value::free() : cur, rhs);
+    if (cur.graph == Graph::Unknown && !rhs.has_graph()) v = Value::unknown();
+    if (!grad_enabled) v = cur.has_graph() ? cur : Value::free();
+    if (v.has_graph() && rhs.has_graph())
+      v.why = node(left, "`" + *d + "` accumulates it", rhs.why);
+    env[*d] = v;
+    auto [slot, fresh] = summary.bound.try_emplace(*d, v);
+    if (!fresh) slot->second = join(slot->second, v);
+  }
+
+  void walk_if(TSNode s) {
+    eval(field(s, k.f_condition));
+    Env before = env;
+    walk_block(field(s, k.f_consequence));
+    Env merged = env;
+    bool has_else = false;
+    uint32_t n = ts_node_named_child_count(s);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(s, i);
+      if (is(c, k.elif_clause)) {
+        env = before;
+        eval(field(c, k.f_condition));
+        walk_block(field(c, k.f_consequence));
+        merged = join_envs(merged, env);
+      } else if (is(c, k.else_clause)) {
+        has_else = true;
+        env = before;
+        walk_block(field(c, k.f_body));
+        merged = join_envs(merged, env);
+      }
+    }
+    env = has_else ? merged : join_envs(merged, before);
+  }
+
+  template <typename Body>
+  void fixpoint(Body&& body) {
+    Env entry = env;
+    for (int pass = 0; pass < 4; ++pass) {
+      body();
+      Env next = join_envs(entry, env);
+      if (same_states(next, entry)) break;
+      entry = next;
+      env = next;
+    }
+    env = join_envs(entry, env);
+  }
+
+  void walk_for(TSNode s) {
+    Value it = eval(field(s, k.f_right));
+    TSNode left = field(s, k.f_left);
+    fixpoint([&] {
+      bind_loop_target(left, it);
+      walk_block(field(s, k.f_body));
+    });
+    if (TSNode alt = field(s, k.f_alternative); !is_null(alt)) walk_block(field(alt, k.f_body));
+  }
+
+  void bind_loop_target(TSNode left, const Value& it) {
+    TSSymbol t = sym(left);
+    if (t == k.pattern_list || t == k.tuple_pattern || t == k.list_pattern) {
+      uint32_t n = ts_node_named_child_count(left);
+      for (uint32_t i = 0; i < n; ++i) bind_loop_target(ts_node_named_child(left, i), it);
+      return;
+    }
+    if (auto d = dotted_name(left, src)) {
+      Value v = it.has_graph() ? Value{Graph::Yes, it.naming_only, node(left, "`" + *d + "` iterates over it", it.why)}
+                               : (it.graph == Graph::Free ? Value::free() : Value::unknown());
+      env[*d] = v;
+    }
+  }
+
+  void walk_while(TSNode s) {
+    fixpoint([&] {
+      eval(field(s, k.f_condition));
+      walk_block(field(s, k.f_body));
+    });
+    if (TSNode alt = field(s, k.f_alternative); !is_null(alt)) walk_block(field(alt, k.f_body));
+  }
+
+  void walk_with(TSNode s) {
+    bool saved = grad_enabled;
+    uint32_t n = ts_node_named_child_count(s);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode clause = ts_node_named_child(s, i);
+      if (!is(clause, k.with_clause)) continue;
+      uint32_t items = ts_node_named_child_count(clause);
+      for (uint32_t j = 0; j < items; ++j) walk_with_item(ts_node_named_child(clause, j));
+    }
+    walk_block(field(s, k.f_body));
+    grad_enabled = saved;
+  }
+
+  void walk_with_item(TSNode item) {
+    TSNode value = field(item, k.f_value);
+    TSNode target{};
+    if (is(value, k.as_pattern)) {
+      target = field(value, k.f_alias);
+      value = ts_node_named_child(value, 0);
+    }
+    Value v = eval(value);
+    int sw = grad_switch(value, false);
+    if (sw != 0) grad_enabled = sw > 0;
+    if (!is_null(target)) {
+      TSNode t = ts_node_named_child(target, 0);
+      if (auto d = dotted_name(t, src)) env[*d] = v.has_graph() ? v : Value::unknown();
+    }
+  }
+
+  void walk_try(TSNode s) {
+    Env before = env;
+    walk_block(field(s, k.f_body));
+    Env merged = env;
+    uint32_t n = ts_node_named_child_count(s);
+    TSNode finally{};
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(s, i);
+      if (is(c, k.except_clause)) {
+        env = join_envs(before, merged);
+        uint32_t cn = ts_node_named_child_count(c);
+        for (uint32_t j = 0; j < cn; ++j)
+          if (is(ts_node_named_child(c, j), k.block)) walk_block(ts_node_named_child(c, j));
+        merged = join_envs(merged, env);
+      } else if (is(c, k.else_clause)) {
+        walk_block(field(c, k.f_body));
+        merged = join_envs(merged, env);
+      } else if (is(c, k.finally_clause)) {
+        finally = c;
+      }
+    }
+    env = merged;
+    if (!is_null(finally)) {
+      uint32_t cn = ts_node_named_child_count(finally);
+      for (uint32_t j = 0; j < cn; ++j)
+        if (is(ts_node_named_child(finally, j), k.block)) walk_block(ts_node_named_child(finally, j));
+    }
+  }
+
+  void walk_match(TSNode s) {
+    Env before = env, merged = env;
+    TSNode body = field(s, k.f_body);
+    uint32_t n = is_null(body) ? 0 : ts_node_named_child_count(body);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(body, i);
+      if (!is(c, k.case_clause)) continue;
+      env = before;
+      TSNode cb = field(c, k.f_consequence);
+      if (!is_null(cb)) walk_block(cb);
+      merged = join_envs(merged, env);
+    }
+    env = merged;
+  }
+
+  void walk_return(TSNode s) {
+    TSNode e = ts_node_named_child(s, 0);
+    if (is_null(e) || is(e, k.comment)) {
+      record_return(Value::free(), TSNode{});
+      return;
+    }
+    record_return(eval(e), unparenthesize(e));
+  }
+
+  void record_return(const Value& v, TSNode e) {
+    int arity = -1;
+    if (!is_null(e) && (is(e, k.expression_list) || is(e, k.tuple)))
+      arity = static_cast<int>(ts_node_named_child_count(e));
+    if (!summary.has_return) {
+      summary.joined = v;
+      summary.tuple_arity = arity;
+      if (arity >= 0)
+        for (int i = 0; i < arity; ++i) summary.elements.push_back(value_or_unknown(ts_node_named_child(e, i)));
+    } else {
+      summary.joined = join(summary.joined, v);
+      if (arity != summary.tuple_arity) {
+        summary.tuple_arity = -1;
+        summary.elements.clear();
+      } else {
+        for (int i = 0; i < arity; ++i)
+          summary.elements[i] = join(summary.elements[i], value_or_unknown(ts_node_named_child(e, i)));
+      }
+    }
+    summary.has_return = true;
+  }
+
+  // ---- expressions -------------------------------------------------------------------
+  Value eval(TSNode e) {
+    if (is_null(e)) return Value::unknown();
+    Value v = eval_uncached(e);
+    p.values_[node_id(e)] = v;
+    mark(e);
+    return v;
+  }
+
+  Value lookup(const std::string& name, TSNode at) {
+    auto it = env.find(name);
+    if (it != env.end()) return it->second;
+    auto bw = backwarded.find(name);
+    if (bw != backwarded.end())
+      return {Graph::Yes, false, node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph")};
+    (void)at;
+    // A name bound elsewhere in this unit but not yet here, or a free name: read what the
+    // enclosing units bound it to.
+    if (m.scopes()[scope].bindings.count(name)) return Value::unknown();
+    for (int s = m.scopes()[scope].parent; s >= 0; s = m.scopes()[s].parent) {
+      if (m.scopes()[s].kind == ScopeKind::Class) continue;
+      if (!m.scopes()[s].bindings.count(name)) continue;
+      const Summary& sum = p.summaries_[s];
+      auto b = sum.bound.find(name);
+      return b == sum.bound.end() ? Value::unknown() : b->second;
+    }
+    if (m.import_of(name) || m.functions_named(name) || m.class_named(name) >= 0) return Value::free();
+    return Value::unknown();
+  }
+
+  Value eval_uncached(TSNode e) {
+    TSSymbol t = sym(e);
+    if (t == k.identifier) return lookup(std::string(text_of(e, src)), e);
+    if (t == k.attribute) return eval_attribute(e);
+    if (t == k.call) return eval_call(e);
+    if (t == k.parenthesized_expression) {
+      TSNode inner = unparenthesize(e);
+      return ts_node_eq(inner, e) ? Value::unknown() : eval(inner);
+    }
+    if (t == k.subscript) {
+      Value base = eval(field(e, k.f_value));
+      eval_children_except(e, field(e, k.f_value));
+      return grad_enabled ? base : Value::free();
+    }
+    if (t == k.binary_operator) {
+      Value v = join(eval(field(e, k.f_left)), eval(field(e, k.f_right)));
+      return grad_enabled ? v : Value::free();
+    }
+    if (t == k.unary_operator || t == k.await_) {
+      Value v = eval(ts_node_named_child(e, 0));
+      return grad_enabled ? v : Value::free();
+    }
+    if (t == k.not_operator || t == k.comparison_operator || t == k.boolean_operator) {
+      eval_children_except(e, TSNode{});
+      return Value::free();
+    }
+    if (t == k.tuple || t == k.list || t == k.set || t == k.expression_list) return join_children(e);
+    if (t == k.dictionary) return eval_dictionary(e);
+    if (t == k.conditional_expression) return eval_conditional(e);
+    if (t == k.named_expression) {
+      Value v = eval(field(e, k.f_value));
+      if (auto d = dotted_name(field(e, k.f_name), src)) bind_name(*d, field(e, k.f_name), field(e, k.f_value), v);
+      return v;
+    }
+    if (t == k.list_comprehension || t == k.set_comprehension || t == k.generator_expression ||
+        t == k.dictionary_comprehension)
+      return eval_comprehension(e);
+    if (t == k.string || t == k.concatenated_string || t == k.integer || t == k.float_ ||
+        t == k.true_ || t == k.false_ || t == k.none || t == k.lambda || t == k.ellipsis)
+      return Value::free();
+    if (t == k.list_splat || t == k.dictionary_splat) return eval(ts_node_named_child(e, 0));
+    if (t == k.keyword_argument) return eval(field(e, k.f_value));
+    return Value::unknown();
+  }
+
+  void eval_children_except(TSNode e, TSNode skip) {
+    uint32_t n = ts_node_named_child_count(e);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(e, i);
+      if (!ts_node_eq(c, skip) && !is(c, k.comment)) eval(c);
+    }
+  }
+
+  Value join_children(TSNode e) {
+    Value v = Value::free();
+    uint32_t n = ts_node_named_child_count(e);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(e, i);
+      if (!is(c, k.comment)) v = join(v, eval(c));
+    }
+    return v;
+  }
+
+  Value eval_dictionary(TSNode e) {
+    Value v = Value::free();
+    uint32_t n = ts_node_named_child_count(e);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(e, i);
+      if (is(c, k.pair)) {
+        eval(field(c, kinds().f_name));  // keys have no field name in this grammar; harmless
+        v = join(v, eval(field(c, k.f_value)));
+      } else if (!is(c, k.comment)) {
+        v = join(v, eval(c));
+      }
+    }
+    return v;
+  }
+
+  Value eval_conditional(TSNode e) {
+    // a if cond else b: children are [a, cond, b].
+    Value a = eval(ts_node_named_child(e, 0));
+    eval(ts_node_named_child(e, 1));
+    Value b = eval(ts_node_named_child(e, 2));
+    return join(a, b);
+  }
+
+  Value eval_comprehension(TSNode e) {
+    Env saved = env;
+    TSNode body = field(e, k.f_body);
+    uint32_t n = ts_node_named_child_count(e);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(e, i);
+      if (is(c, k.for_in_clause)) {
+        Value it = eval(field(c, k.f_right));
+        bind_loop_target(field(c, k.f_left), it);
+      } else if (is(c, k.if_clause)) {
+        eval(ts_node_named_child(c, 0));
+      }
+    }
+    Value v = Value::unknown();
+    if (is(body, k.pair)) v = eval(field(body, k.f_value));
+    else v = eval(body);
+    env = std::move(saved);
+    return v;
+  }
+
+  Value eval_attribute(TSNode e) {
+    auto d = dotted_name(e, src);
+    if (d) {
+      auto it = env.find(*d);
+      if (it != env.end()) {
+        eval(field(e, k.f_object));
+        return it->second;
+      }
+      if (backwarded.count(*d)) return lookup(*d, e);
+    }
+    TSNode obj = field(e, k.f_object);
+    Value base = eval(obj);
+    std::string_view attr = text_of(field(e, k.f_attribute), src);
+    if (names::is_detached_attribute(attr)) return Value::free();
+    if (attr == "indices" && is(unparenthesize(obj), k.call) &&
+        names::is_integer_reduction(callee_leaf(unparenthesize(obj), src)))
+      return Value::free();  // integer positions of max/min/topk/sort (TG001-P12)
+    if (attr == "T" || attr == "mT" || attr == "H" || attr == "real" || attr == "imag") return base;
+    if (d && d->find('.') != std::string::npos && m.import_of(d->substr(0, d->find('.'))))
+      return Value::free();  // a module attribute: torch.float32, np.pi
+    return base;
+  }
+
+  // Which local function a call resolves to: a bare name defined once in this file, or
+  // `self.method(...)` defined once on the enclosing class.
+  int local_function(TSNode call) {
+    TSNode callee = field(call, k.f_function);
+    std::string_view name;
+    if (is(callee, k.identifier)) {
+      name = text_of(callee, src);
+      if (m.scopes()[scope].bindings.count(std::string(name))) return -1;  // rebound locally
+    } else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), src) == "self") {
+      name = text_of(field(callee, k.f_attribute), src);
+    } else {
+      return -1;
+    }
+    const std::vector<int>* fs = m.functions_named(name);
+    if (!fs || fs->size() != 1) return -1;
+    return (*fs)[0];
+  }
+
+  Value eval_args(TSNode call) {
+    Value v = Value::free();
+    TSNode args = field(call, k.f_arguments);
+    if (is(args, k.generator_expression)) return eval(args);
+    uint32_t n = is_null(args) ? 0 : ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode a = ts_node_named_child(args, i);
+      if (!is(a, k.comment)) v = join(v, eval(a));
+    }
+    return v;
+  }
+
+  Value graph_from(TSNode at, std::string msg, EvidencePtr prev = nullptr) {
+    return {Graph::Yes, false, node(at, std::move(msg), std::move(prev))};
+  }
+
+  Value eval_call(TSNode call) {
+    TSNode callee = field(call, k.f_function);
+    Value args = eval_args(call);
+    Value v = is(callee, k.attribute) ? eval_method_call(call, callee, args)
+                                      : eval_function_call(call, callee, args);
+    if (!grad_enabled) return Value::free();
+    return v;
+  }
+
+  Value loss_call(TSNode call, const Value& args) {
+    if (args.graph == Graph::Free && ts_node_named_child_count(field(call, k.f_arguments)) > 0)
+      return Value::free();  // a loss of values that carry no graph has none either
+    return graph_from(call, code(text_of(call, src)) + " computes a loss", args.has_graph() ? args.why : nullptr);
+  }
+
+  std::string model_reason(std::string_view dotted) {
+    ValueKind kind = m.kind_of(dotted, scope);
+    if (kind == ValueKind::Model) return "`" + std::string(dotted) + "` is bound to a model";
+    return "`" + std::string(dotted) + "` is named like a model (naming heuristic)";
+  }
+
+  Value forward_pass(TSNode call, std::string_view model_name) {
+    return graph_from(call, code(text_of(call, src)) + " is a forward pass with autograd on: " +
+                                model_reason(model_name));
+  }
+
+  Value factory(TSNode call) {
+    if (has_literal_true_keyword(call, "requires_grad", src))
+      return graph_from(call, code(text_of(call, src)) + " creates a tensor with requires_grad=True");
+    return Value::free();
+  }
+
+  Value eval_method_call(TSNode call, TSNode callee, const Value& args) {
+    TSNode obj = field(callee, k.f_object);
+    std::string_view m_name = text_of(field(callee, k.f_attribute), src);
+    auto recv_dotted = dotted_name(obj, src);
+    auto full = dotted_name(callee, src);
+    Value recv = eval(obj);
+    if (names::is_detaching_method(m_name) || m_name == "backward") return Value::free();
+    if (m_name == "grad") {
+      if (has_literal_true_keyword(call, "create_graph", src))
+        return graph_from(call, code(text_of(call, src)) + " builds a differentiable gradient (create_graph=True)");
+      return Value::free();
+    }
+    if (names::is_non_differentiable(m_name)) return Value::free();
+    if (m_name == "requires_grad_" && !is(positional_arg(call, 0), k.false_))
+      return graph_from(call, code(text_of(call, src)) + " makes it require gradients");
+    if (names::is_functional_loss(m_name) || m_name.ends_with("_loss")) return loss_call(call, args);
+    if (names::is_tensor_factory(m_name)) return factory(call);
+    if (names::is_module_bookkeeping(m_name)) return Value::free();
+    if (recv_dotted && m.is_model(*recv_dotted, scope)) {
+      if (m_name == "forward" || m_name == "__call__") return forward_pass(call, *recv_dotted);
+      if (m_name == "generate") return Value::free();  // decoding runs under no_grad
+    }
+    if (full && m.is_model(*full, scope) && !m.import_of(full->substr(0, full->find('.'))))
+      return forward_pass(call, *full);  // self.model(x), self.encoder(h)
+    if (full && m.is_criterion(*full, scope)) return loss_call(call, args);
+    if (int f = local_function(call); f >= 0 && recv_dotted && *recv_dotted == "self")
+      return helper_result(call, f, args);
+    if (recv_dotted && m.import_of(recv_dotted->substr(0, recv_dotted->find('.'))))
+      return args.has_graph() ? args : args;  // torch.stack(terms), np.mean(x): the arguments decide
+    return join(recv, args);
+  }
+
+  Value helper_result(TSNode call, int f, const Value& args) {
+    Summary& s = p.analyze_unit(m.functions()[f].scope);
+    if (!s.done) return args.has_graph() ? args : Value::unknown();  // recursion
+    if (s.joined.has_graph())
+      return {Graph::Yes, s.joined.naming_only,
+              node(call, code(text_of(call, src)) + " returns a graph-carrying value", s.joined.why)};
+    if (s.joined.graph == Graph::Free) return Value::free();
+    return args.has_graph() ? args : Value::unknown();
+  }
+
+  Value eval_function_call(TSNode call, TSNode callee, const Value& args) {
+    if (!is(callee, k.identifier)) {
+      eval(callee);
+      return args.has_graph() ? args : Value::unknown();  // fs[0](x), nn.Sigmoid()(x)
+    }
+    std::string name(text_of(callee, src));
+    if (names::is_detaching_builtin(name) || names::is_non_differentiable(name)) return Value::free();
+    if (m.is_model(name, scope) && !m.functions_named(name) && m.class_named(name) < 0)
+      return forward_pass(call, name);
+    if (m.is_criterion(name, scope) || names::is_functional_loss(name)) return loss_call(call, args);
+    if (names::is_tensor_factory(name) && m.import_of(name)) return factory(call);
+    if (m.class_named(name) >= 0) return Value::free();  // constructing an object
+    if (int f = local_function(call); f >= 0) return helper_result(call, f, args);
+    if (names::is_propagating_builtin(name)) return args;
+    if (const ImportBinding* imp = m.import_of(name)) {
+      std::string_view leaf = std::string_view(imp->qualified).substr(imp->qualified.rfind('.') + 1);
+      if (names::is_tensor_factory(leaf)) return factory(call);
+      if (names::is_functional_loss(leaf)) return loss_call(call, args);
+    }
+    return args.has_graph() ? args : Value::unknown();
+  }
+};
+
+Provenance::Provenance(const ModuleModel& model) : model_(model) {
+  summaries_.resize(model.scopes().size());
+  for (size_t s = 0; s < model.scopes().size(); ++s) {
+    ScopeKind kind = model.scopes()[s].kind;
+    if (kind == ScopeKind::Module || kind == ScopeKind::Function) analyze_unit(static_cast<int>(s));
+  }
+}
+
+Provenance::~Provenance() = default;
+
+Provenance::Summary& Provenance::analyze_unit(int scope) {
+  Summary& s = summaries_[scope];
+  if (s.done || s.in_progress) return s;  // recursion sees a partial summary
+  s.in_progress = true;
+  Interpreter interp(*this, scope, s);
+  interp.run();
+  s.in_progress = false;
+  s.done = true;
+  return s;
+}
+
+const Value* Provenance::value_of(TSNode expr) const {
+  auto it = values_.find(node_id(expr));
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+bool Provenance::in_no_grad(TSNode n) const { return no_grad_.count(node_id(n)) > 0; }
+
+Value Provenance::return_value(int function) const {
+  const Summary& s = summaries_[model_.functions()[function].scope];
+  return s.joined;
+}
+
+}  // namespace preflight::analysis

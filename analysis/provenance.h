@@ -1,0 +1,87 @@
+// Graph provenance (rules.md §2.5, made flow-sensitive): which expressions carry a live
+// autograd graph at the point where they are evaluated, and why.
+//
+// Every function (and the module's top level) is interpreted once as a unit, statement by
+// statement in source order, with branches joined and loops iterated to a fixpoint. A value
+// is Free (provably no graph: `.item()`, `len(...)`, a literal, anything computed under
+// no_grad), Yes (a graph is shown: a forward pass, a loss, `requires_grad=True`, a name that
+// is `.backward()`ed, or — flagged as naming-only — a loss-like name), or Unknown (nothing is
+// shown either way; never reported). A later rebinding never changes what an earlier
+// expression was (TG001-N14), and a grad-enabled rebinding after a no_grad one restores the
+// graph (TG001-N18).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "analysis/findings.h"
+#include "analysis/module_model.h"
+
+namespace preflight::analysis {
+
+enum class Graph : uint8_t { Free, Unknown, Yes };
+
+// An immutable linked chain of evidence: cheap to share between values.
+struct EvidenceNode {
+  ByteRange range;
+  std::string message;
+  std::shared_ptr<const EvidenceNode> prev;
+};
+using EvidencePtr = std::shared_ptr<const EvidenceNode>;
+
+struct Value {
+  Graph graph = Graph::Unknown;
+  bool naming_only = false;  // graph-ness rests on a naming heuristic alone
+  EvidencePtr why;           // for Yes: how the graph got here (most recent step first)
+
+  static Value free() { return {Graph::Free, false, nullptr}; }
+  static Value unknown() { return {Graph::Unknown, false, nullptr}; }
+  bool has_graph() const { return graph == Graph::Yes; }
+};
+
+Value join(const Value& a, const Value& b);
+
+// Oldest step first, at most `limit` steps (the most recent ones).
+std::vector<EvidenceStep> evidence_steps(const EvidencePtr& chain, size_t limit = 6);
+
+class Provenance {
+ public:
+  explicit Provenance(const ModuleModel& model);
+  ~Provenance();
+  Provenance(const Provenance&) = delete;
+  Provenance& operator=(const Provenance&) = delete;
+
+  // Value of an expression as evaluated at its position (null if never evaluated, e.g.
+  // inside a lambda body).
+  const Value* value_of(TSNode expr) const;
+  // True when the statement or expression was evaluated with autograd disabled: inside
+  // `with torch.no_grad()` / `inference_mode()` / `set_grad_enabled(False)`, a decorated
+  // function, or after a statement-level `torch.set_grad_enabled(False)`.
+  bool in_no_grad(TSNode n) const;
+  // Join of what a local function returns (Free when it returns nothing).
+  Value return_value(int function) const;
+
+ private:
+  struct Interpreter;
+  friend struct Interpreter;
+  struct Summary {
+    bool done = false;
+    bool in_progress = false;
+    bool has_return = false;
+    Value joined = Value::free();
+    int tuple_arity = -1;  // >= 0 when every return is a tuple literal of this length
+    std::vector<Value> elements;
+    std::unordered_map<std::string, Value> bound;  // join of everything bound in the unit
+  };
+  Summary& analyze_unit(int scope);
+
+  const ModuleModel& model_;
+  std::unordered_map<const void*, Value> values_;
+  std::unordered_set<const void*> no_grad_;
+  std::vector<Summary> summaries_;  // by scope index
+};
+
+}  // namespace preflight::analysis

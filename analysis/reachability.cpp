@@ -1,0 +1,163 @@
+#include "analysis/reachability.h"
+
+#include "analysis/walker.h"
+
+namespace preflight::analysis {
+
+int Reachability::unit_of(int scope) const {
+  int f = model_.enclosing_function(scope);
+  return f >= 0 ? model_.functions()[f].scope : 0;
+}
+
+std::string Reachability::key(std::string_view dotted, int scope) const {
+  if (dotted.starts_with("self.")) return std::string(dotted);
+  return std::to_string(unit_of(scope)) + ":" + std::string(dotted);
+}
+
+std::vector<std::string> Reachability::reads(TSNode expr, int scope) const {
+  const Kinds& k = kinds();
+  std::vector<std::string> out;
+  std::string_view src = model_.source();
+  auto visit = [&](auto&& self, TSNode n) -> void {
+    if (is_null(n)) return;
+    TSSymbol s = sym(n);
+    if (s == k.identifier || s == k.attribute) {
+      if (auto d = dotted_name(n, src)) {
+        out.push_back(key(*d, scope));
+        return;
+      }
+    }
+    if (s == k.subscript) {
+      if (auto d = dotted_name(field(n, k.f_value), src)) out.push_back(key(*d, scope));
+    }
+    if (s == k.keyword_argument) return self(self, field(n, k.f_value));
+    uint32_t c = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < c; ++i) self(self, ts_node_named_child(n, i));
+  };
+  visit(visit, expr);
+  return out;
+}
+
+struct Reachability::Builder : Visitor {
+  Reachability& r;
+  const Kinds& k = kinds();
+  std::string_view src;
+  explicit Builder(Reachability& reach) : r(reach), src(reach.model_.source()) {}
+
+  void flow(TSNode target, TSNode value, int scope) {
+    TSSymbol s = sym(target);
+    if (s == k.pattern_list || s == k.tuple_pattern || s == k.list_pattern || s == k.tuple ||
+        s == k.list) {
+      uint32_t n = ts_node_named_child_count(target);
+      for (uint32_t i = 0; i < n; ++i) flow(ts_node_named_child(target, i), value, scope);
+      return;
+    }
+    if (s == k.subscript) target = field(target, k.f_value);  // c[k] = v flows into c
+    auto d = dotted_name(target, src);
+    if (!d) return;
+    auto& sources = r.flows_from_[r.key(*d, scope)];
+    for (auto& key : r.reads(value, scope)) sources.push_back(std::move(key));
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    TSSymbol s = sym(n);
+    if (s == k.assignment) {
+      TSNode value = field(n, k.f_right);
+      while (is(value, k.assignment)) value = field(value, k.f_right);
+      flow(field(n, k.f_left), value, st.scope);
+    } else if (s == k.augmented_assignment) {
+      flow(field(n, k.f_left), field(n, k.f_right), st.scope);
+    } else if (s == k.for_statement) {
+      flow(field(n, k.f_left), field(n, k.f_right), st.scope);
+    } else if (s == k.call) {
+      on_call(n, st.scope);
+    } else if (s == k.return_statement) {
+      on_return(ts_node_named_child(n, 0), st.scope);
+    }
+  }
+
+  void on_call(TSNode call, int scope) {
+    if (callee_leaf(call, src).find("backward") == std::string_view::npos) return;
+    std::vector<std::string> seeds;
+    TSNode callee = field(call, k.f_function);
+    if (is(callee, k.attribute))
+      for (auto& key : r.reads(field(callee, k.f_object), scope)) seeds.push_back(key);
+    for (auto& key : r.reads(field(call, k.f_arguments), scope)) seeds.push_back(key);
+    r.backward_seeds_.insert(r.backward_seeds_.end(), seeds.begin(), seeds.end());
+    Backward b{call, r.unit_of(scope), {}};
+    r.backwards_.push_back(std::move(b));
+    pending_.push_back(std::move(seeds));
+  }
+
+  void on_return(TSNode e, int scope) {
+    e = unparenthesize(e);
+    if (is_null(e) || is(e, k.comment)) return;
+    if (is(e, k.expression_list) || is(e, k.tuple) || is(e, k.list)) {
+      uint32_t n = ts_node_named_child_count(e);
+      for (uint32_t i = 0; i < n; ++i) on_return(ts_node_named_child(e, i), scope);
+      return;
+    }
+    if (auto d = dotted_name(e, src)) {
+      r.bare_returns_.push_back(r.key(*d, scope));
+      return;
+    }
+    // Only a value that can still be differentiated is evidence of a caller's backward:
+    // `return len(feats)` or `return acc.item()` is not (TG001-N19).
+    const Value* v = r.prov_.value_of(e);
+    if (v && v->graph == Graph::Free) return;
+    for (auto& key : r.reads(e, scope)) r.return_seeds_.push_back(std::move(key));
+  }
+
+  std::vector<std::vector<std::string>> pending_;
+};
+
+Reachability::Reachability(const ModuleModel& model, const Provenance& prov)
+    : model_(model), prov_(prov) {
+  Builder b(*this);
+  walk(model, b);
+  for (size_t i = 0; i < backwards_.size(); ++i) close_over(backwards_[i].closure, b.pending_[i]);
+  close_over(reachable_backward_, backward_seeds_);
+  close_over(reachable_return_, return_seeds_);
+}
+
+void Reachability::close_over(std::unordered_set<std::string>& set,
+                              std::vector<std::string> frontier) const {
+  while (!frontier.empty()) {
+    std::string key = std::move(frontier.back());
+    frontier.pop_back();
+    if (!set.insert(key).second) continue;
+    auto it = flows_from_.find(key);
+    if (it == flows_from_.end()) continue;
+    for (const std::string& src : it->second)
+      if (!set.count(src)) frontier.push_back(src);
+  }
+}
+
+bool Reachability::load_bearing(const std::string& holder,
+                                const std::unordered_set<std::string>& container_holders,
+                                bool via_returns) const {
+  if (reachable_backward_.count(holder)) return true;
+  if (!via_returns) return false;
+  if (reachable_return_.count(holder)) return true;
+  std::vector<std::string> extra;
+  for (const std::string& bare : bare_returns_)
+    if (!container_holders.count(bare)) extra.push_back(bare);
+  if (extra.empty()) return false;
+  std::unordered_set<std::string> reach;
+  close_over(reach, std::move(extra));
+  return reach.count(holder) > 0;
+}
+
+TSNode Reachability::backward_needing(ByteRange region, int scope,
+                                      const std::vector<std::string>& keys) const {
+  int unit = unit_of(scope);
+  for (const Backward& b : backwards_) {
+    ByteRange r = range_of(b.call);
+    if (b.function_scope != unit || r.begin < region.begin || r.end > region.end) continue;
+    for (const std::string& key : keys)
+      if (b.closure.count(key)) return b.call;
+  }
+  return TSNode{};
+}
+
+}  // namespace preflight::analysis

@@ -1,0 +1,46 @@
+// Suppression comments, read from the syntax tree's comment nodes (so a `# noqa` inside a
+// string literal suppresses nothing). Spellings (case-insensitive):
+//   # noqa                     # noqa: TG001, TG013
+//   # preflight: ignore        # preflight: ignore[TG001,TG007]
+//   # torch-preflight: ignore[TG001]
+//   # preflight: skip-file     # torch-preflight: skip_file
+// A code list that names none of ours (`# noqa: E501`) suppresses nothing of ours; `# noqa
+// TG003` (no colon) is blanket, as in the reference.
+#pragma once
+
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "analysis/findings.h"
+#include "analysis/line_index.h"
+#include "analysis/syntax.h"
+
+namespace preflight::analysis {
+
+struct LineSuppression {
+  bool all = false;
+  std::set<std::string> codes;
+  ByteRange comment;
+};
+
+struct Suppressions {
+  bool skip_file = false;
+  std::unordered_map<uint32_t, LineSuppression> by_line;  // 0-based line -> suppression
+
+  // Suppressed when any line of the finding's span carries a matching suppression.
+  bool suppresses(const Finding& f, const LineIndex& lines) const;
+};
+
+Suppressions scan_suppressions(TSNode root, std::string_view src, const LineIndex& lines);
+
+// Parse one comment's text; exposed for tests.
+struct CommentDirective {
+  bool skip_file = false;
+  bool suppression = false;
+  bool all = false;
+  std::set<std::string> codes;
+};
+CommentDirective parse_comment(std::string_view comment);
+
+}  // namespace preflight::analysis

@@ -1,0 +1,296 @@
+#include "analysis/syntax.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+namespace preflight::analysis {
+namespace {
+
+TSSymbol symbol(const TSLanguage* lang, const char* name, bool named = true) {
+  TSSymbol s = ts_language_symbol_for_name(lang, name, static_cast<uint32_t>(std::strlen(name)), named);
+  if (s == 0) throw std::logic_error(std::string("grammar has no node kind ") + name);
+  return s;
+}
+
+TSFieldId field_id(const TSLanguage* lang, const char* name) {
+  TSFieldId f = ts_language_field_id_for_name(lang, name, static_cast<uint32_t>(std::strlen(name)));
+  if (f == 0) throw std::logic_error(std::string("grammar has no field ") + name);
+  return f;
+}
+
+Kinds make_kinds() {
+  const TSLanguage* l = tree_sitter_python();
+  Kinds k{};
+#define PF_KIND(member, name) k.member = symbol(l, name)
+  PF_KIND(module, "module");
+  PF_KIND(identifier, "identifier");
+  PF_KIND(attribute, "attribute");
+  PF_KIND(call, "call");
+  PF_KIND(subscript, "subscript");
+  PF_KIND(argument_list, "argument_list");
+  PF_KIND(keyword_argument, "keyword_argument");
+  PF_KIND(assignment, "assignment");
+  PF_KIND(augmented_assignment, "augmented_assignment");
+  PF_KIND(expression_statement, "expression_statement");
+  PF_KIND(for_statement, "for_statement");
+  PF_KIND(while_statement, "while_statement");
+  PF_KIND(with_statement, "with_statement");
+  PF_KIND(with_clause, "with_clause");
+  PF_KIND(with_item, "with_item");
+  PF_KIND(as_pattern, "as_pattern");
+  PF_KIND(as_pattern_target, "as_pattern_target");
+  PF_KIND(if_statement, "if_statement");
+  PF_KIND(elif_clause, "elif_clause");
+  PF_KIND(else_clause, "else_clause");
+  PF_KIND(try_statement, "try_statement");
+  PF_KIND(except_clause, "except_clause");
+  PF_KIND(finally_clause, "finally_clause");
+  PF_KIND(function_definition, "function_definition");
+  PF_KIND(decorated_definition, "decorated_definition");
+  PF_KIND(decorator, "decorator");
+  PF_KIND(class_definition, "class_definition");
+  PF_KIND(return_statement, "return_statement");
+  PF_KIND(lambda, "lambda");
+  PF_KIND(block, "block");
+  PF_KIND(parameters, "parameters");
+  PF_KIND(lambda_parameters, "lambda_parameters");
+  PF_KIND(default_parameter, "default_parameter");
+  PF_KIND(typed_parameter, "typed_parameter");
+  PF_KIND(typed_default_parameter, "typed_default_parameter");
+  PF_KIND(list_splat_pattern, "list_splat_pattern");
+  PF_KIND(dictionary_splat_pattern, "dictionary_splat_pattern");
+  PF_KIND(import_statement, "import_statement");
+  PF_KIND(import_from_statement, "import_from_statement");
+  PF_KIND(aliased_import, "aliased_import");
+  PF_KIND(dotted_name, "dotted_name");
+  PF_KIND(pattern_list, "pattern_list");
+  PF_KIND(tuple_pattern, "tuple_pattern");
+  PF_KIND(list_pattern, "list_pattern");
+  PF_KIND(tuple, "tuple");
+  PF_KIND(list, "list");
+  PF_KIND(set, "set");
+  PF_KIND(dictionary, "dictionary");
+  PF_KIND(pair, "pair");
+  PF_KIND(list_comprehension, "list_comprehension");
+  PF_KIND(set_comprehension, "set_comprehension");
+  PF_KIND(dictionary_comprehension, "dictionary_comprehension");
+  PF_KIND(generator_expression, "generator_expression");
+  PF_KIND(for_in_clause, "for_in_clause");
+  PF_KIND(if_clause, "if_clause");
+  PF_KIND(parenthesized_expression, "parenthesized_expression");
+  PF_KIND(binary_operator, "binary_operator");
+  PF_KIND(unary_operator, "unary_operator");
+  PF_KIND(not_operator, "not_operator");
+  PF_KIND(comparison_operator, "comparison_operator");
+  PF_KIND(boolean_operator, "boolean_operator");
+  PF_KIND(conditional_expression, "conditional_expression");
+  PF_KIND(named_expression, "named_expression");
+  PF_KIND(await_, "await");
+  PF_KIND(string, "string");
+  PF_KIND(concatenated_string, "concatenated_string");
+  PF_KIND(integer, "integer");
+  PF_KIND(float_, "float");
+  PF_KIND(true_, "true");
+  PF_KIND(false_, "false");
+  PF_KIND(none, "none");
+  PF_KIND(comment, "comment");
+  PF_KIND(list_splat, "list_splat");
+  PF_KIND(dictionary_splat, "dictionary_splat");
+  PF_KIND(expression_list, "expression_list");
+  PF_KIND(global_statement, "global_statement");
+  PF_KIND(nonlocal_statement, "nonlocal_statement");
+  PF_KIND(match_statement, "match_statement");
+  PF_KIND(case_clause, "case_clause");
+  PF_KIND(type, "type");
+  PF_KIND(keyword_separator, "keyword_separator");
+  PF_KIND(positional_separator, "positional_separator");
+  PF_KIND(yield, "yield");
+  PF_KIND(slice, "slice");
+  PF_KIND(ellipsis, "ellipsis");
+#undef PF_KIND
+#define PF_FIELD(member, name) k.member = field_id(l, name)
+  PF_FIELD(f_name, "name");
+  PF_FIELD(f_value, "value");
+  PF_FIELD(f_left, "left");
+  PF_FIELD(f_right, "right");
+  PF_FIELD(f_body, "body");
+  PF_FIELD(f_function, "function");
+  PF_FIELD(f_arguments, "arguments");
+  PF_FIELD(f_object, "object");
+  PF_FIELD(f_attribute, "attribute");
+  PF_FIELD(f_subscript, "subscript");
+  PF_FIELD(f_alternative, "alternative");
+  PF_FIELD(f_condition, "condition");
+  PF_FIELD(f_consequence, "consequence");
+  PF_FIELD(f_parameters, "parameters");
+  PF_FIELD(f_superclasses, "superclasses");
+  PF_FIELD(f_definition, "definition");
+  PF_FIELD(f_alias, "alias");
+  PF_FIELD(f_module_name, "module_name");
+  PF_FIELD(f_operator, "operator");
+  PF_FIELD(f_type, "type");
+  PF_FIELD(f_return_type, "return_type");
+#undef PF_FIELD
+  return k;
+}
+
+TSParser* new_parser() {
+  TSParser* p = ts_parser_new();
+  if (!ts_parser_set_language(p, tree_sitter_python())) {
+    ts_parser_delete(p);
+    throw std::logic_error("tree-sitter-python ABI does not match the runtime");
+  }
+  return p;
+}
+
+TSTree* parse_text(TSParser* p, const TSTree* old, std::string_view text) {
+  TSTree* t = ts_parser_parse_string_encoding(p, old, text.data(), static_cast<uint32_t>(text.size()),
+                                              TSInputEncodingUTF8);
+  if (!t) throw std::runtime_error("tree-sitter failed to produce a tree");
+  return t;
+}
+
+}  // namespace
+
+const Kinds& kinds() {
+  static const Kinds k = make_kinds();
+  return k;
+}
+
+SyntaxTree SyntaxTree::parse(std::string_view text) {
+  TSParser* p = new_parser();
+  return SyntaxTree(p, parse_text(p, nullptr, text));
+}
+
+SyntaxTree::SyntaxTree(SyntaxTree&& o) noexcept
+    : parser_(std::exchange(o.parser_, nullptr)), tree_(std::exchange(o.tree_, nullptr)) {}
+
+SyntaxTree& SyntaxTree::operator=(SyntaxTree&& o) noexcept {
+  if (this != &o) {
+    this->~SyntaxTree();
+    parser_ = std::exchange(o.parser_, nullptr);
+    tree_ = std::exchange(o.tree_, nullptr);
+  }
+  return *this;
+}
+
+SyntaxTree::~SyntaxTree() {
+  if (tree_) ts_tree_delete(tree_);
+  if (parser_) ts_parser_delete(parser_);
+}
+
+void SyntaxTree::edit_and_reparse(const TSInputEdit& edit, std::string_view new_text) {
+  ts_tree_edit(tree_, &edit);
+  TSTree* fresh = parse_text(parser_, tree_, new_text);
+  ts_tree_delete(tree_);
+  tree_ = fresh;
+}
+
+std::string_view text_of(TSNode n, std::string_view src) {
+  if (ts_node_is_null(n)) return {};
+  uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+  if (e > src.size() || b > e) return {};
+  return src.substr(b, e - b);
+}
+
+TSNode unparenthesize(TSNode n) {
+  const Kinds& k = kinds();
+  while (is(n, k.parenthesized_expression) && ts_node_named_child_count(n) == 1) {
+    TSNode inner = ts_node_named_child(n, 0);
+    if (is(inner, k.comment)) break;
+    n = inner;
+  }
+  return n;
+}
+
+std::optional<std::string> dotted_name(TSNode n, std::string_view src) {
+  const Kinds& k = kinds();
+  if (is(n, k.identifier)) return std::string(text_of(n, src));
+  if (!is(n, k.attribute)) return std::nullopt;
+  auto base = dotted_name(field(n, k.f_object), src);
+  if (!base) return std::nullopt;
+  *base += '.';
+  *base += text_of(field(n, k.f_attribute), src);
+  return base;
+}
+
+std::optional<std::string> base_name(TSNode n, std::string_view src) {
+  const Kinds& k = kinds();
+  for (int guard = 0; guard < 256 && !is_null(n); ++guard) {
+    TSSymbol s = sym(n);
+    if (s == k.identifier) return std::string(text_of(n, src));
+    if (s == k.attribute) n = field(n, k.f_object);
+    else if (s == k.subscript) n = field(n, k.f_value);
+    else if (s == k.call) n = field(n, k.f_function);
+    else if (s == k.parenthesized_expression) n = unparenthesize(n);
+    else return std::nullopt;
+    if (s == k.parenthesized_expression && is(n, k.parenthesized_expression)) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string_view callee_leaf(TSNode call, std::string_view src) {
+  const Kinds& k = kinds();
+  TSNode f = field(call, k.f_function);
+  if (is(f, k.identifier)) return text_of(f, src);
+  if (is(f, k.attribute)) return text_of(field(f, k.f_attribute), src);
+  return {};
+}
+
+TSNode positional_arg(TSNode call, unsigned index) {
+  const Kinds& k = kinds();
+  TSNode args = field(call, k.f_arguments);
+  if (!is(args, k.argument_list)) return TSNode{};
+  unsigned seen = 0;
+  uint32_t n = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode a = ts_node_named_child(args, i);
+    TSSymbol s = sym(a);
+    if (s == k.keyword_argument || s == k.list_splat || s == k.dictionary_splat || s == k.comment)
+      continue;
+    if (seen++ == index) return a;
+  }
+  return TSNode{};
+}
+
+TSNode keyword_arg(TSNode call, std::string_view name, std::string_view src) {
+  const Kinds& k = kinds();
+  TSNode args = field(call, k.f_arguments);
+  if (!is(args, k.argument_list)) return TSNode{};
+  uint32_t n = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < n; ++i) {
+    TSNode a = ts_node_named_child(args, i);
+    if (is(a, k.keyword_argument) && text_of(field(a, k.f_name), src) == name)
+      return field(a, k.f_value);
+  }
+  return TSNode{};
+}
+
+bool has_literal_true_keyword(TSNode call, std::string_view name, std::string_view src) {
+  return is(keyword_arg(call, name, src), kinds().true_);
+}
+
+SyntaxErrorSummary find_syntax_errors(TSNode root) {
+  SyntaxErrorSummary out;
+  if (!ts_node_has_error(root)) return out;
+  TSTreeCursor c = ts_tree_cursor_new(root);
+  bool descend = true;
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    if (descend && (ts_node_is_error(n) || ts_node_is_missing(n))) {
+      if (out.count++ == 0) out.first = range_of(n);
+      descend = false;  // don't count errors nested inside an error
+    }
+    if (descend && ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&c)) continue;
+    descend = true;
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        ts_tree_cursor_delete(&c);
+        return out;
+      }
+    }
+  }
+}
+
+}  // namespace preflight::analysis

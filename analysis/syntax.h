@@ -1,0 +1,104 @@
+// The syntax layer: an owned tree-sitter tree over Python source, incremental re-parsing,
+// and small typed helpers over TSNode. Nothing here knows about PyTorch.
+#pragma once
+
+#include <tree_sitter/api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "analysis/findings.h"
+
+extern "C" const TSLanguage* tree_sitter_python();
+
+namespace preflight::analysis {
+
+// Grammar symbol and field ids, resolved once by name (string compares on every node would
+// dominate analysis time).
+struct Kinds {
+  TSSymbol module, identifier, attribute, call, subscript, argument_list, keyword_argument,
+      assignment, augmented_assignment, expression_statement, for_statement, while_statement,
+      with_statement, with_clause, with_item, as_pattern, as_pattern_target, if_statement,
+      elif_clause, else_clause, try_statement, except_clause, finally_clause, function_definition,
+      decorated_definition, decorator, class_definition, return_statement, lambda, block,
+      parameters, lambda_parameters, default_parameter, typed_parameter, typed_default_parameter,
+      list_splat_pattern, dictionary_splat_pattern, import_statement, import_from_statement,
+      aliased_import, dotted_name, pattern_list, tuple_pattern, list_pattern, tuple, list, set,
+      dictionary, pair, list_comprehension, set_comprehension, dictionary_comprehension,
+      generator_expression, for_in_clause, if_clause, parenthesized_expression, binary_operator,
+      unary_operator, not_operator, comparison_operator, boolean_operator, conditional_expression,
+      named_expression, await_, string, concatenated_string, integer, float_, true_, false_, none,
+      comment, list_splat, dictionary_splat, expression_list, global_statement,
+      nonlocal_statement, match_statement, case_clause, type, keyword_separator,
+      positional_separator, yield, slice, ellipsis;
+  TSFieldId f_name, f_value, f_left, f_right, f_body, f_function, f_arguments, f_object,
+      f_attribute, f_subscript, f_alternative, f_condition, f_consequence, f_parameters,
+      f_superclasses, f_definition, f_alias, f_module_name, f_operator, f_type, f_return_type;
+};
+
+const Kinds& kinds();  // immutable table, initialised once (thread-safe)
+
+// Owns a TSTree plus the parser that produced it. Move-only.
+class SyntaxTree {
+ public:
+  static SyntaxTree parse(std::string_view text);
+
+  SyntaxTree(SyntaxTree&&) noexcept;
+  SyntaxTree& operator=(SyntaxTree&&) noexcept;
+  SyntaxTree(const SyntaxTree&) = delete;
+  SyntaxTree& operator=(const SyntaxTree&) = delete;
+  ~SyntaxTree();
+
+  TSNode root() const { return ts_tree_root_node(tree_); }
+  const TSTree* raw() const { return tree_; }
+
+  // Record an edit (byte offsets and points of the *old* and *new* text) and reparse the new
+  // text against the edited tree, so unchanged subtrees are reused.
+  void edit_and_reparse(const TSInputEdit& edit, std::string_view new_text);
+
+ private:
+  SyntaxTree(TSParser* parser, TSTree* tree) : parser_(parser), tree_(tree) {}
+  TSParser* parser_ = nullptr;
+  TSTree* tree_ = nullptr;
+};
+
+// --- node helpers -------------------------------------------------------------------------
+
+inline bool is_null(TSNode n) { return ts_node_is_null(n); }
+inline TSSymbol sym(TSNode n) { return ts_node_symbol(n); }
+inline bool is(TSNode n, TSSymbol s) { return !ts_node_is_null(n) && ts_node_symbol(n) == s; }
+inline TSNode field(TSNode n, TSFieldId f) { return ts_node_child_by_field_id(n, f); }
+inline ByteRange range_of(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
+inline const void* node_id(TSNode n) { return n.id; }
+
+std::string_view text_of(TSNode n, std::string_view src);
+
+// Skip redundant parentheses: `((x))` -> `x`.
+TSNode unparenthesize(TSNode n);
+
+// `a`, `a.b.c` as a string; nullopt for anything containing a call, subscript, etc.
+std::optional<std::string> dotted_name(TSNode n, std::string_view src);
+
+// The leftmost identifier, looking through attributes, subscripts and call callees.
+std::optional<std::string> base_name(TSNode n, std::string_view src);
+
+// Last segment of a callee: `F.cross_entropy` -> "cross_entropy", `model` -> "model"; empty
+// when the callee is not an identifier/attribute (e.g. `nn.Sigmoid()(x)`).
+std::string_view callee_leaf(TSNode call, std::string_view src);
+
+// Positional (non-keyword, non-splat) argument `index` of a call, or a null node.
+TSNode positional_arg(TSNode call, unsigned index);
+// Value of keyword argument `name`, or a null node.
+TSNode keyword_arg(TSNode call, std::string_view name, std::string_view src);
+bool has_literal_true_keyword(TSNode call, std::string_view name, std::string_view src);
+
+// The number of syntax errors (ERROR or MISSING nodes), and the first one's range.
+struct SyntaxErrorSummary {
+  unsigned count = 0;
+  ByteRange first;
+};
+SyntaxErrorSummary find_syntax_errors(TSNode root);
+
+}  // namespace preflight::analysis

@@ -1,0 +1,119 @@
+#include "rules/engine.h"
+
+#include <algorithm>
+
+#include "analysis/line_index.h"
+#include "analysis/suppressions.h"
+#include "rules/registry.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+
+using namespace preflight::analysis;
+
+namespace {
+
+// Deeper trees are refused: the analysis recurses over the syntax tree, and no real training
+// script nests anywhere near this deep.
+constexpr uint32_t kMaxDepth = 400;
+
+// Returns the byte offset of the first invalid UTF-8 sequence or NUL byte, or npos.
+size_t first_invalid_byte(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0) return i;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + len > text.size()) return i;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+uint32_t max_depth(TSNode root) {
+  TSTreeCursor c = ts_tree_cursor_new(root);
+  uint32_t depth = 0, deepest = 0;
+  for (;;) {
+    deepest = std::max(deepest, depth);
+    if (deepest > kMaxDepth) break;
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      ++depth;
+      continue;
+    }
+    bool moved = false;
+    while (!(moved = ts_tree_cursor_goto_next_sibling(&c))) {
+      if (!ts_tree_cursor_goto_parent(&c)) break;
+      --depth;
+    }
+    if (!moved) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return deepest;
+}
+
+bool enabled(const RuleMeta& rule, const CheckOptions& options) {
+  std::string code(rule.code);
+  if (options.ignore.count(code)) return false;
+  return options.select.empty() || options.select.count(code);
+}
+
+bool finding_order(const Finding& a, const Finding& b) {
+  if (a.range.begin != b.range.begin) return a.range.begin < b.range.begin;
+  if (a.code != b.code) return a.code < b.code;
+  return a.range.end < b.range.end;
+}
+
+}  // namespace
+
+std::string quote_code(std::string_view text, size_t max) {
+  std::string s;
+  for (char c : text.substr(0, std::min(text.size(), max))) s += (c == '\n' || c == '\r') ? ' ' : c;
+  if (text.size() > max) s += "...";
+  return "`" + s + "`";
+}
+
+bool is_known_rule(std::string_view code) { return find_rule(code) != nullptr; }
+
+CheckResult check_source(std::string_view text, const CheckOptions& options) {
+  CheckResult result;
+  if (size_t bad = first_invalid_byte(text); bad != std::string_view::npos) {
+    result.status = FileStatus::NotText;
+    result.status_reason = (text[bad] == 0 ? "contains a NUL byte at offset "
+                                           : "not valid UTF-8 at byte offset ") +
+                           std::to_string(bad);
+    return result;
+  }
+  SyntaxTree tree = SyntaxTree::parse(text);
+  TSNode root = tree.root();
+  LineIndex lines(text);
+  Suppressions suppressions = scan_suppressions(root, text, lines);
+  if (suppressions.skip_file) {
+    result.status = FileStatus::SkippedFile;
+    return result;
+  }
+  SyntaxErrorSummary errors = find_syntax_errors(root);
+  if (errors.count > 0) result.syntax_errors.push_back({errors.first, "syntax error"});
+  if (max_depth(root) > kMaxDepth) {
+    result.syntax_errors.push_back({range_of(root), "too deeply nested to analyze"});
+    return result;
+  }
+  ModuleModel model(root, text);
+  Provenance provenance(model);
+  Reachability reachability(model, provenance);
+  RuleContext ctx{text, root, model, provenance, reachability};
+  std::vector<Finding> found;
+  for (const RuleMeta& rule : all_rules())
+    if (enabled(rule, options)) rule.check(ctx, found);
+  for (Finding& f : found)
+    if (!suppressions.suppresses(f, lines)) result.findings.push_back(std::move(f));
+  std::stable_sort(result.findings.begin(), result.findings.end(), finding_order);
+  return result;
+}
+
+}  // namespace preflight::rules

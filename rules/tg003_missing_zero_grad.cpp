@@ -1,0 +1,134 @@
+// TG003 missing-zero-grad: a loop backwards and steps an optimizer but never clears the
+// gradients, so `.grad` sums across iterations and every update applies all of them.
+//
+// Evidence chain: the `.backward()` call -> the optimizer step in the same loop (the
+// optimizer is known by its binding, or by its name as a last resort) -> nothing in that
+// loop clears gradients (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, or a local helper
+// that does either).
+// Exempt: loops without an optimizer step (micro-batch loops, saliency maps); backward
+// receivers managed by Lightning / Fabric / distributed autograd; methods of a
+// LightningModule (the trainer clears gradients).
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+struct Checker : Visitor {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Finding>& out;
+  Checker(const RuleContext& c, std::vector<Finding>& o) : ctx(c), out(o) {}
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call) || callee_leaf(n, ctx.source) != "backward") return;
+    TSNode callee = field(n, k.f_function);
+    if (!is(callee, k.attribute)) return;  // bare backward(loss): not a gradient step
+    std::string receiver = names::lower(text_of(field(callee, k.f_object), ctx.source));
+    for (auto managed : {"lightning", "fabric", "dist_autograd"})
+      if (names::contains(receiver, managed)) return;
+    if (in_lightning_module(st.scope)) return;
+    const LoopFrame* loop = st.innermost_loop();
+    if (!loop) return;
+    if (clears_gradients(loop->node, 0)) return;
+    TSNode step = optimizer_step(loop->node, st.scope);
+    if (is_null(step)) return;
+    out.push_back(make_finding(n, step, loop->node));
+  }
+
+  bool in_lightning_module(int scope) const {
+    int cls = ctx.model.enclosing_class(scope);
+    return cls >= 0 && ctx.model.classes()[cls].is_lightning;
+  }
+
+  // zero_grad anywhere in the subtree (any receiver, any condition), `X.grad = None`,
+  // `X.grad.zero_()` / `.detach_()` / `.requires_grad_(False)`, or a call to a local function
+  // that does one of those (TG003-P06).
+  bool clears_gradients(TSNode n, int depth) const {
+    if (depth > 3) return false;
+    TSSymbol s = sym(n);
+    if (s == k.call) {
+      std::string_view leaf = callee_leaf(n, ctx.source);
+      if (leaf == "zero_grad") return true;
+      TSNode callee = field(n, k.f_function);
+      if ((leaf == "zero_" || leaf == "detach_") && is(callee, k.attribute) &&
+          ends_with_grad(field(callee, k.f_object)))
+        return true;
+      if (calls_clearing_helper(n, depth)) return true;
+    } else if (s == k.assignment) {
+      TSNode left = field(n, k.f_left);
+      if (ends_with_grad(left) && is(field(n, k.f_right), k.none)) return true;
+    }
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i)
+      if (clears_gradients(ts_node_named_child(n, i), depth)) return true;
+    return false;
+  }
+
+  bool ends_with_grad(TSNode e) const {
+    return is(e, k.attribute) && text_of(field(e, k.f_attribute), ctx.source) == "grad";
+  }
+
+  bool calls_clearing_helper(TSNode call, int depth) const {
+    TSNode callee = field(call, k.f_function);
+    std::string_view name;
+    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
+    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
+      name = text_of(field(callee, k.f_attribute), ctx.source);
+    if (name.empty()) return false;
+    const std::vector<int>* fs = ctx.model.functions_named(name);
+    if (!fs) return false;
+    for (int f : *fs)
+      if (clears_gradients(field(ctx.model.functions()[f].node, k.f_body), depth + 1)) return true;
+    return false;
+  }
+
+  // `R.step(...)` where R is an optimizer (by binding, else by name; never a scheduler).
+  TSNode optimizer_step(TSNode n, int scope) const {
+    if (is(n, k.call) && callee_leaf(n, ctx.source) == "step") {
+      TSNode callee = field(n, k.f_function);
+      if (is(callee, k.attribute)) {
+        auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+        if (recv && ctx.model.is_optimizer(*recv, scope)) return n;
+      }
+    }
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode found = optimizer_step(ts_node_named_child(n, i), scope);
+      if (!is_null(found)) return found;
+    }
+    return TSNode{};
+  }
+
+  Finding make_finding(TSNode backward, TSNode step, TSNode loop) const {
+    Finding f;
+    f.code = "TG003";
+    f.severity = Severity::Error;
+    f.category = Category::ConvergenceBug;
+    f.range = range_of(backward);
+    f.message = "This loop calls " + quote_code(text_of(backward, ctx.source)) +
+                " and steps the optimizer but never clears gradients: `.grad` keeps summing "
+                "across iterations, so each update applies the total of every gradient so far.";
+    f.hint = "Clear once per step: call `optimizer.zero_grad(set_to_none=True)` at the start of "
+             "the iteration or right after `optimizer.step()`.";
+    f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
+                                                  " adds this batch's gradients into `.grad`"});
+    f.evidence.push_back({range_of(step), quote_code(text_of(step, ctx.source)) +
+                                              " applies whatever `.grad` holds"});
+    TSNode header = is(loop, k.for_statement) ? field(loop, k.f_right) : field(loop, k.f_condition);
+    f.evidence.push_back({range_of(is_null(header) ? loop : header),
+                          "nothing in this loop calls `zero_grad()` or resets `.grad`"});
+    return f;
+  }
+};
+
+}  // namespace
+
+void check_tg003(const RuleContext& ctx, std::vector<Finding>& out) {
+  Checker checker(ctx, out);
+  walk(ctx.model, checker);
+}
+
+}  // namespace preflight::rules
