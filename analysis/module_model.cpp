@@ -215,8 +215,8 @@ struct ModuleModel::Builder {
       for (ClassInfo& c : m.classes_) {
         for (const std::string& b : c.bases) {
           std::string leaf = b.substr(b.rfind('.') + 1);
-          bool module = leaf == "Module" || leaf == "LightningModule" || leaf == "Sequential" ||
-                        contains(leaf, "PreTrainedModel") || leaf == "ModuleList";
+          bool module = leaf.ends_with("Module") || leaf.starts_with("Module") ||
+                        leaf == "Sequential" || contains(leaf, "PreTrainedModel");
           bool lightning = contains(b, "LightningModule");
           auto it = m.class_by_name_.find(leaf);
           if (it != m.class_by_name_.end() && &m.classes_[it->second] != &c) {
@@ -319,6 +319,15 @@ const Parameter* ModuleModel::parameter(std::string_view name, int scope) const 
   return nullptr;
 }
 
+bool ModuleModel::is_test_function(int function) const {
+  const FunctionInfo& f = functions_[function];
+  if (f.name.starts_with("test_")) return true;
+  if (f.class_index < 0) return false;
+  for (const std::string& base : classes_[f.class_index].bases)
+    if (base.ends_with("TestCase")) return true;
+  return false;
+}
+
 bool ModuleModel::is_module_class(std::string_view name) const {
   int c = class_named(name);
   return c >= 0 && classes_[c].is_module;
@@ -362,6 +371,8 @@ ValueKind ModuleModel::kind_of_uncached(std::string_view dotted, int scope, int 
 
 ValueKind ModuleModel::kind_from_annotation(TSNode annotation) const {
   std::string_view t = text_of(annotation, src_);
+  // `Type[nn.Module]`, `Callable[..., nn.Module]`: a factory, not an instance.
+  if (contains(t, "Type[") || contains(t, "type[") || contains(t, "Callable")) return ValueKind::Other;
   if (contains(t, "Module") || contains(t, "PreTrainedModel")) return ValueKind::Model;
   if (contains(t, "Optimizer")) return ValueKind::Optimizer;
   std::string leaf(t.substr(t.rfind('.') == std::string_view::npos ? 0 : t.rfind('.') + 1));

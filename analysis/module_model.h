@@ -117,6 +117,9 @@ class ModuleModel {
   bool is_criterion(std::string_view dotted, int scope) const;
   bool is_optimizer(std::string_view dotted, int scope) const;
   bool is_module_class(std::string_view name) const;
+  // A pytest `test_*` function or a unittest.TestCase method: checks on tiny inputs, whose
+  // memory and speed do not matter.
+  bool is_test_function(int function) const;
 
   // Parameter declared in scope `scope`'s function, or null.
   const Parameter* parameter(std::string_view name, int scope) const;

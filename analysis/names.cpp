@@ -61,9 +61,10 @@ constexpr std::array<std::string_view, 10> kDetachedAttributes = {
     "grad_fn"};
 constexpr std::array<std::string_view, 8> kIntegerReductions = {
     "max", "min", "topk", "sort", "kthvalue", "mode", "median", "nanmedian"};
-constexpr std::array<std::string_view, 7> kNotAModel = {
+// `pipeline` is preflight's addition: diffusers / transformers pipelines run under no_grad.
+constexpr std::array<std::string_view, 8> kNotAModel = {
     "tokenizer", "featureextractor", "imageprocessor", "processor", "extractor", "config",
-    "scheduler"};
+    "scheduler", "pipeline"};
 constexpr std::array<std::string_view, 24> kOptimizerClasses = {
     "SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "RMSprop", "Rprop", "NAdam",
     "RAdam", "LBFGS", "SparseAdam", "ASGD", "Lion", "Adafactor", "LAMB", "Lamb", "AdamW8bit",

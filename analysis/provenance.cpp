@@ -7,7 +7,12 @@
 namespace preflight::analysis {
 
 Value join(const Value& a, const Value& b) {
-  if (a.graph == Graph::Yes && b.graph == Graph::Yes) return a.naming_only && !b.naming_only ? b : a;
+  if (a.graph == Graph::Yes && b.graph == Graph::Yes) {
+    Value v = a.naming_only && !b.naming_only ? b : a;
+    v.tensor = a.tensor && b.tensor;
+    v.consumed = a.consumed && b.consumed ? a.consumed : nullptr;  // fresh graph on some path
+    return v;
+  }
   if (a.graph == Graph::Yes) return a;
   if (b.graph == Graph::Yes) return b;
   if (a.graph == Graph::Unknown || b.graph == Graph::Unknown) return Value::unknown();
@@ -135,9 +140,10 @@ struct Provenance::Interpreter {
   void seed_parameters(const FunctionInfo& f) {
     for (const Parameter& prm : f.params) {
       Value v = Value::unknown();
-      if (names::is_loss_name(prm.name))
-        v = {Graph::Yes, true,
-             node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)")};
+      // Only names that say "loss" outright: `total`, `l` and `cost` are too often integers.
+      if (names::is_loss_name(prm.name) && prm.name.find("loss") != std::string::npos)
+        v = Value::graph_of(node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)"),
+                            /*tensor=*/true, /*naming_only=*/true);
       env[prm.name] = v;
     }
   }
@@ -156,13 +162,19 @@ struct Provenance::Interpreter {
     if (!is(callee, k.attribute)) return;
     auto recv = dotted_name(field(callee, k.f_object), src);
     TSNode target{};
-    if (recv && names::is_backward_wrapper_receiver(last_segment(*recv)))
+    if (recv && backward_wrapper(*recv))
       target = positional_arg(call, 0);
     else if (recv && *recv != "torch.autograd" && *recv != "autograd")
       target = field(callee, k.f_object);
     else
       target = positional_arg(call, 0);  // torch.autograd.backward(loss)
     if (auto d = dotted_name(unparenthesize(target), src)) backwarded.emplace(*d, call);
+  }
+
+  // `accelerator.backward(loss)`, `model_engine.backward(loss)` (DeepSpeed): the receiver
+  // runs the backward of its first argument and is not itself a tensor.
+  bool backward_wrapper(const std::string& recv) const {
+    return names::is_backward_wrapper_receiver(last_segment(recv)) || m.is_model(recv, scope);
   }
 
   EvidencePtr node(TSNode at, std::string msg, EvidencePtr prev = nullptr) {
@@ -224,8 +236,89 @@ struct Provenance::Interpreter {
     if (leaf == "requires_grad_" && is(callee, k.attribute) &&
         !is(positional_arg(call, 0), k.false_)) {
       if (auto d = dotted_name(field(callee, k.f_object), src))
-        env[*d] = {Graph::Yes, false, node(call, code(text_of(call, src)) + " makes it require gradients")};
+        env[*d] = Value::graph_of(node(call, code(text_of(call, src)) + " makes it require gradients"), true);
     }
+    if (leaf == "backward") mark_consumed(call);
+    if (is(callee, k.attribute) && is_store_method(leaf)) {
+      // `c.append(v)`: the container now holds whatever v holds.
+      if (auto d = dotted_name(field(callee, k.f_object), src)) {
+        const Value* v = p.value_of(positional_arg(call, leaf == "insert" ? 1 : 0));
+        if (v && v->has_graph()) env[*d] = container(join(lookup(*d, callee), *v));
+      }
+    }
+  }
+
+  static bool is_store_method(std::string_view m) {
+    return m == "append" || m == "extend" || m == "insert" || m == "add" || m == "put" ||
+           m == "push" || m == "appendleft";
+  }
+
+  // After `loss.backward()` (or `accelerator.backward(loss)`, `scaler.scale(loss).backward()`,
+  // `(loss / k).backward()`), the graph of every name it read is consumed.
+  void mark_consumed(TSNode call) {
+    TSNode callee = field(call, k.f_function);
+    TSNode target{};
+    if (is(callee, k.attribute)) {
+      TSNode recv = unparenthesize(field(callee, k.f_object));
+      auto recv_name = dotted_name(recv, src);
+      if (recv_name && backward_wrapper(*recv_name))
+        target = positional_arg(call, 0);
+      else if (recv_name && (*recv_name == "torch.autograd" || *recv_name == "autograd"))
+        target = positional_arg(call, 0);
+      else
+        target = recv;
+    } else {
+      target = positional_arg(call, 0);
+    }
+    if (is_null(target)) return;
+    EvidencePtr step = node(call, code(text_of(call, src)) + " consumes this graph");
+    std::vector<const EvidenceNode*> sources;
+    consume_names(target, step, sources);
+    consume_shared(sources, step);
+  }
+
+  // Values derived from the same graph-producing operation as the backwarded value (its
+  // chain shares a node) lost their graph too: `loss.backward()` frees the forward pass
+  // that `out` holds.
+  void consume_shared(const std::vector<const EvidenceNode*>& sources, const EvidencePtr& step) {
+    if (sources.empty()) return;
+    for (auto& [name, v] : env) {
+      if (!v.has_graph() || v.consumed) continue;
+      int budget = 64;
+      for (const EvidenceNode* n = v.why.get(); n && budget-- > 0; n = n->prev.get()) {
+        if (std::find(sources.begin(), sources.end(), n) != sources.end()) {
+          v.consumed = step;
+          break;
+        }
+      }
+    }
+  }
+
+  void consume_names(TSNode e, const EvidencePtr& step, std::vector<const EvidenceNode*>& sources) {
+    e = unparenthesize(e);
+    if (auto d = dotted_name(e, src)) {
+      auto it = env.find(*d);
+      Value v = it != env.end() ? it->second : lookup(*d, e);
+      if (v.has_graph()) {
+        int budget = 64;
+        for (const EvidenceNode* n = v.why.get(); n && budget-- > 0; n = n->prev.get())
+          sources.push_back(n);
+        v.consumed = step;
+        env[*d] = v;
+      }
+      return;
+    }
+    if (is(e, k.call)) {
+      // scaler.scale(loss): the scaled value is the loss.
+      TSNode callee = field(e, k.f_function);
+      if (is(callee, k.attribute)) consume_names(field(callee, k.f_object), step, sources);
+      TSNode args = field(e, k.f_arguments);
+      uint32_t n = is_null(args) ? 0 : ts_node_named_child_count(args);
+      for (uint32_t i = 0; i < n; ++i) consume_names(ts_node_named_child(args, i), step, sources);
+      return;
+    }
+    uint32_t n = ts_node_named_child_count(e);
+    for (uint32_t i = 0; i < n; ++i) consume_names(ts_node_named_child(e, i), step, sources);
   }
 
   void do_assign(TSNode a) {
@@ -251,7 +344,7 @@ struct Provenance::Interpreter {
     if (!is(left, k.attribute) || text_of(field(left, k.f_attribute), src) != "requires_grad")
       return false;
     if (auto d = dotted_name(field(left, k.f_object), src); d && is(right, k.true_))
-      env[*d] = {Graph::Yes, false, node(left, "`" + *d + ".requires_grad = True` makes it record a graph")};
+      env[*d] = Value::graph_of(node(left, "`" + *d + ".requires_grad = True` makes it record a graph"), true);
     return true;
   }
 
@@ -291,8 +384,7 @@ struct Provenance::Interpreter {
         if (s.done && s.tuple_arity == static_cast<int>(n))
           for (uint32_t i = 0; i < n; ++i)
             out[i] = s.elements[i].has_graph()
-                         ? Value{Graph::Yes, s.elements[i].naming_only,
-                                 node(right, code(text_of(right, src)) + " returns a graph-carrying value", s.elements[i].why)}
+                         ? with_step(s.elements[i], right, code(text_of(right, src)) + " returns a graph-carrying value")
                          : s.elements[i];
       }
     }
@@ -305,11 +397,11 @@ struct Provenance::Interpreter {
     if (v.graph == Graph::Unknown) {
       auto bw = backwarded.find(name);
       if (bw != backwarded.end()) {
-        v = {Graph::Yes, false, node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph")};
+        v = Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), true);
       } else if (from_call && grad_enabled && m.touches_torch() &&
                  names::is_loss_name(last_segment(name))) {
-        v = {Graph::Yes, true,
-             node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)")};
+        v = Value::graph_of(node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)"),
+                            /*tensor=*/true, /*naming_only=*/true);
       }
     }
     if (v.has_graph() && !is_null(target))
@@ -393,7 +485,7 @@ struct Provenance::Interpreter {
       return;
     }
     if (auto d = dotted_name(left, src)) {
-      Value v = it.has_graph() ? Value{Graph::Yes, it.naming_only, node(left, "`" + *d + "` iterates over it", it.why)}
+      Value v = it.has_graph() ? with_step(it, left, "`" + *d + "` iterates over it")
                                : (it.graph == Graph::Free ? Value::free() : Value::unknown());
       env[*d] = v;
     }
@@ -525,7 +617,7 @@ struct Provenance::Interpreter {
     if (it != env.end()) return it->second;
     auto bw = backwarded.find(name);
     if (bw != backwarded.end())
-      return {Graph::Yes, false, node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph")};
+      return Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), true);
     (void)at;
     // A name bound elsewhere in this unit but not yet here, or a free name: read what the
     // enclosing units bound it to.
@@ -553,10 +645,14 @@ struct Provenance::Interpreter {
     if (t == k.subscript) {
       Value base = eval(field(e, k.f_value));
       eval_children_except(e, field(e, k.f_value));
+      base.tensor = base.has_graph();  // an element of a tensor or of a tuple of tensors
       return grad_enabled ? base : Value::free();
     }
     if (t == k.binary_operator) {
-      Value v = join(eval(field(e, k.f_left)), eval(field(e, k.f_right)));
+      Value l = eval(field(e, k.f_left)), r = eval(field(e, k.f_right));
+      Value v = join(l, r);
+      if (v.has_graph()) v.tensor = (l.has_graph() && l.tensor) || (r.has_graph() && r.tensor);
+      if (l.has_graph() && r.has_graph()) v.consumed = l.consumed && r.consumed ? l.consumed : nullptr;
       return grad_enabled ? v : Value::free();
     }
     if (t == k.unary_operator || t == k.await_) {
@@ -567,8 +663,8 @@ struct Provenance::Interpreter {
       eval_children_except(e, TSNode{});
       return Value::free();
     }
-    if (t == k.tuple || t == k.list || t == k.set || t == k.expression_list) return join_children(e);
-    if (t == k.dictionary) return eval_dictionary(e);
+    if (t == k.tuple || t == k.list || t == k.set || t == k.expression_list) return container(join_children(e));
+    if (t == k.dictionary) return container(eval_dictionary(e));
     if (t == k.conditional_expression) return eval_conditional(e);
     if (t == k.named_expression) {
       Value v = eval(field(e, k.f_value));
@@ -644,6 +740,16 @@ struct Provenance::Interpreter {
     if (is(body, k.pair)) v = eval(field(body, k.f_value));
     else v = eval(body);
     env = std::move(saved);
+    return container(v);
+  }
+
+  static Value container(Value v) {
+    v.tensor = false;
+    return v;
+  }
+
+  Value with_step(Value v, TSNode at, std::string msg) {
+    v.why = node(at, std::move(msg), v.why);
     return v;
   }
 
@@ -664,9 +770,9 @@ struct Provenance::Interpreter {
     if (attr == "indices" && is(unparenthesize(obj), k.call) &&
         names::is_integer_reduction(callee_leaf(unparenthesize(obj), src)))
       return Value::free();  // integer positions of max/min/topk/sort (TG001-P12)
-    if (attr == "T" || attr == "mT" || attr == "H" || attr == "real" || attr == "imag") return base;
     if (d && d->find('.') != std::string::npos && m.import_of(d->substr(0, d->find('.'))))
       return Value::free();  // a module attribute: torch.float32, np.pi
+    base.tensor = base.has_graph();  // `out.loss`, `out.logits`, `x.T`
     return base;
   }
 
@@ -701,7 +807,7 @@ struct Provenance::Interpreter {
   }
 
   Value graph_from(TSNode at, std::string msg, EvidencePtr prev = nullptr) {
-    return {Graph::Yes, false, node(at, std::move(msg), std::move(prev))};
+    return Value::graph_of(node(at, std::move(msg), std::move(prev)), /*tensor=*/true);
   }
 
   Value eval_call(TSNode call) {
@@ -744,8 +850,8 @@ struct Provenance::Interpreter {
     Value recv = eval(obj);
     if (names::is_detaching_method(m_name) || m_name == "backward") return Value::free();
     if (m_name == "grad") {
-      if (has_literal_true_keyword(call, "create_graph", src))
-        return graph_from(call, code(text_of(call, src)) + " builds a differentiable gradient (create_graph=True)");
+      if (has_literal_true_keyword(call, "create_graph", src))  // a tuple of tensors
+        return container(graph_from(call, code(text_of(call, src)) + " builds a differentiable gradient (create_graph=True)"));
       return Value::free();
     }
     if (names::is_non_differentiable(m_name)) return Value::free();
@@ -763,25 +869,41 @@ struct Provenance::Interpreter {
     if (full && m.is_criterion(*full, scope)) return loss_call(call, args);
     if (int f = local_function(call); f >= 0 && recv_dotted && *recv_dotted == "self")
       return helper_result(call, f, args);
-    if (recv_dotted && m.import_of(recv_dotted->substr(0, recv_dotted->find('.'))))
-      return args.has_graph() ? args : args;  // torch.stack(terms), np.mean(x): the arguments decide
-    return join(recv, args);
+    if (recv_dotted && m.import_of(recv_dotted->substr(0, recv_dotted->find('.')))) {
+      Value v = args;  // torch.stack(terms), F.relu(x), np.mean(x): the arguments decide
+      if (v.has_graph()) v.tensor = true;
+      return v;
+    }
+    if (recv.has_graph()) {  // a method of a graph-carrying value: x.mean(), out.float()
+      Value v = join(recv, args);
+      v.tensor = recv.tensor && !returns_several(m_name);
+      return v;
+    }
+    Value v = args.has_graph() ? args : join(recv, args);
+    return container(v);  // an unknown object's method: not known to return a tensor
+  }
+
+  static bool returns_several(std::string_view method) {
+    return method == "chunk" || method == "split" || method == "unbind" || method == "tensor_split" ||
+           method == "values" || method == "items" || method == "keys";
   }
 
   Value helper_result(TSNode call, int f, const Value& args) {
     Summary& s = p.analyze_unit(m.functions()[f].scope);
-    if (!s.done) return args.has_graph() ? args : Value::unknown();  // recursion
+    if (!s.done) return container(args.has_graph() ? args : Value::unknown());  // recursion
+    // A graph the helper shows only by a parameter's name depends on what this call passes.
+    if (s.joined.has_graph() && s.joined.naming_only)
+      return args.graph == Graph::Free ? Value::free() : container(args.has_graph() ? args : Value::unknown());
     if (s.joined.has_graph())
-      return {Graph::Yes, s.joined.naming_only,
-              node(call, code(text_of(call, src)) + " returns a graph-carrying value", s.joined.why)};
+      return with_step(s.joined, call, code(text_of(call, src)) + " returns a graph-carrying value");
     if (s.joined.graph == Graph::Free) return Value::free();
-    return args.has_graph() ? args : Value::unknown();
+    return container(args.has_graph() ? args : Value::unknown());
   }
 
   Value eval_function_call(TSNode call, TSNode callee, const Value& args) {
     if (!is(callee, k.identifier)) {
       eval(callee);
-      return args.has_graph() ? args : Value::unknown();  // fs[0](x), nn.Sigmoid()(x)
+      return container(args.has_graph() ? args : Value::unknown());  // fs[0](x), nn.Sigmoid()(x)
     }
     std::string name(text_of(callee, src));
     if (names::is_detaching_builtin(name) || names::is_non_differentiable(name)) return Value::free();
@@ -791,13 +913,22 @@ struct Provenance::Interpreter {
     if (names::is_tensor_factory(name) && m.import_of(name)) return factory(call);
     if (m.class_named(name) >= 0) return Value::free();  // constructing an object
     if (int f = local_function(call); f >= 0) return helper_result(call, f, args);
-    if (names::is_propagating_builtin(name)) return args;
+    if (names::is_propagating_builtin(name)) {
+      Value v = args;  // sum(losses) is a tensor; list(x), zip(a, b) are not
+      v.tensor = v.has_graph() && (name == "sum" || name == "min" || name == "max" || name == "abs");
+      return v;
+    }
     if (const ImportBinding* imp = m.import_of(name)) {
       std::string_view leaf = std::string_view(imp->qualified).substr(imp->qualified.rfind('.') + 1);
       if (names::is_tensor_factory(leaf)) return factory(call);
       if (names::is_functional_loss(leaf)) return loss_call(call, args);
+      if (imp->qualified.starts_with("torch.")) {  // torch.cat imported by name
+        Value v = args;
+        v.tensor = v.has_graph();
+        return v;
+      }
     }
-    return args.has_graph() ? args : Value::unknown();
+    return container(args.has_graph() ? args : Value::unknown());
   }
 };
 

@@ -36,9 +36,14 @@ struct Value {
   Graph graph = Graph::Unknown;
   bool naming_only = false;  // graph-ness rests on a naming heuristic alone
   EvidencePtr why;           // for Yes: how the graph got here (most recent step first)
+  bool tensor = false;       // known to be a tensor (not a tuple, dict or other wrapper)
+  EvidencePtr consumed;      // set when a backward already ran over this graph
 
-  static Value free() { return {Graph::Free, false, nullptr}; }
-  static Value unknown() { return {Graph::Unknown, false, nullptr}; }
+  static Value free() { return {Graph::Free, false, nullptr, false, nullptr}; }
+  static Value unknown() { return {Graph::Unknown, false, nullptr, false, nullptr}; }
+  static Value graph_of(EvidencePtr why, bool tensor, bool naming_only = false) {
+    return {Graph::Yes, naming_only, std::move(why), tensor, nullptr};
+  }
   bool has_graph() const { return graph == Graph::Yes; }
 };
 

@@ -31,6 +31,13 @@ std::vector<std::string> Reachability::reads(TSNode expr, int scope) const {
       if (auto d = dotted_name(field(n, k.f_value), src)) out.push_back(key(*d, scope));
     }
     if (s == k.keyword_argument) return self(self, field(n, k.f_value));
+    if (s == k.call && is(field(n, k.f_function), k.attribute)) {
+      // `x.flatten(1)` reads `x` as well as the method path.
+      TSNode callee = field(n, k.f_function);
+      if (auto d = dotted_name(callee, src)) out.push_back(key(*d, scope));
+      self(self, field(callee, k.f_object));
+      return self(self, field(n, k.f_arguments));
+    }
     uint32_t c = ts_node_named_child_count(n);
     for (uint32_t i = 0; i < c; ++i) self(self, ts_node_named_child(n, i));
   };
@@ -98,7 +105,10 @@ struct Reachability::Builder : Visitor {
       return;
     }
     if (auto d = dotted_name(e, src)) {
-      r.bare_returns_.push_back(r.key(*d, scope));
+      int f = r.model_.enclosing_function(scope);
+      int cls = f >= 0 ? r.model_.functions()[f].class_index : -1;
+      bool from_module = cls >= 0 && r.model_.classes()[cls].is_module;
+      r.bare_returns_.push_back({r.key(*d, scope), from_module});
       return;
     }
     // Only a value that can still be differentiated is evidence of a caller's backward:
@@ -140,8 +150,8 @@ bool Reachability::load_bearing(const std::string& holder,
   if (!via_returns) return false;
   if (reachable_return_.count(holder)) return true;
   std::vector<std::string> extra;
-  for (const std::string& bare : bare_returns_)
-    if (!container_holders.count(bare)) extra.push_back(bare);
+  for (const BareReturn& bare : bare_returns_)
+    if (bare.from_module || !container_holders.count(bare.key)) extra.push_back(bare.key);
   if (extra.empty()) return false;
   std::unordered_set<std::string> reach;
   close_over(reach, std::move(extra));

@@ -52,7 +52,14 @@ class Reachability {
   const ModuleModel& model_;
   const Provenance& prov_;
   std::unordered_map<std::string, std::vector<std::string>> flows_from_;  // target -> sources
-  std::vector<std::string> backward_seeds_, return_seeds_, bare_returns_;
+  std::vector<std::string> backward_seeds_, return_seeds_;
+  // Bare `return name`; `from_module` when returned by a method of an nn.Module subclass,
+  // whose outputs (intermediate features, dicts of heads) feed the caller's loss.
+  struct BareReturn {
+    std::string key;
+    bool from_module;
+  };
+  std::vector<BareReturn> bare_returns_;
   std::unordered_set<std::string> reachable_backward_, reachable_return_;
   std::vector<Backward> backwards_;
 };

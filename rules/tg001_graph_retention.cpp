@@ -56,6 +56,25 @@ struct Collector : Visitor {
     return f >= 0 ? range_of(ctx.model.functions()[f].node) : range_of(ctx.root);
   }
 
+  // `buf[i] = v` into a preallocated tensor is an in-place copy inside one graph, not a
+  // container that keeps one graph per iteration (`out = torch.zeros(...)`).
+  bool is_tensor_holder(const std::string& holder, int scope) const {
+    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
+      auto it = ctx.model.scopes()[s].bindings.find(holder);
+      if (it == ctx.model.scopes()[s].bindings.end()) continue;
+      for (const BindingSite& b : it->second) {
+        TSNode v = unparenthesize(b.value);
+        if (!is(v, k.call)) continue;
+        std::string_view leaf = callee_leaf(v, ctx.source);
+        if (names::is_tensor_factory(leaf) || leaf.starts_with("new_") || leaf == "clone" ||
+            leaf == "empty_strided")
+          return true;
+      }
+      return false;
+    }
+    return false;
+  }
+
   bool carries_graph(TSNode e) const {
     const Value* v = ctx.provenance.value_of(e);
     return v && v->has_graph();
@@ -64,6 +83,8 @@ struct Collector : Visitor {
   void add(StoreKind kind, std::string holder, std::string method, TSNode stored, TSNode store,
            TSNode holder_node, const WalkState& st) {
     if (ctx.provenance.in_no_grad(store) || !carries_graph(stored)) return;
+    int f = ctx.model.enclosing_function(st.scope);
+    if (f >= 0 && ctx.model.is_test_function(f)) return;  // tests: retention costs nothing
     found.push_back({kind, std::move(holder), std::move(method), stored, store, holder_node,
                      st.scope, region_of(st), !st.loops.empty()});
   }
@@ -80,9 +101,11 @@ struct Collector : Visitor {
     if (!is(callee, k.attribute)) return;
     std::string_view method = text_of(field(callee, k.f_attribute), ctx.source);
     if (std::find(kAppendFamily.begin(), kAppendFamily.end(), method) == kAppendFamily.end()) return;
+    // A store discards the call's result; `y = x.add(z)` is tensor arithmetic.
+    if (!is(ts_node_parent(call), k.expression_statement)) return;
     TSNode holder_node = field(callee, k.f_object);
     auto holder = dotted_name(holder_node, ctx.source);
-    if (!holder || !persists(*holder, st)) return;
+    if (!holder || !persists(*holder, st) || is_tensor_holder(*holder, st.scope)) return;
     TSNode stored = positional_arg(call, method == "insert" ? 1 : 0);
     if (is_null(stored)) return;
     add(StoreKind::Append, *holder, std::string(method), stored, call, holder_node, st);
@@ -103,7 +126,7 @@ struct Collector : Visitor {
       if (!is(left, k.subscript)) continue;
       TSNode holder_node = field(left, k.f_value);
       auto holder = dotted_name(holder_node, ctx.source);
-      if (!holder || !persists(*holder, st)) continue;
+      if (!holder || !persists(*holder, st) || is_tensor_holder(*holder, st.scope)) continue;
       TSNode value = field(a, k.f_right);
       while (is(value, k.assignment)) value = field(value, k.f_right);
       add(StoreKind::Subscript, *holder, {}, value, a, holder_node, st);
@@ -143,17 +166,15 @@ std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored) {
       if (is(el, k.pair)) el = field(el, k.f_value);
       const Value* v = ctx.provenance.value_of(el);
       if (!v || !v->has_graph()) continue;
-      TSSymbol es = sym(unparenthesize(el));
-      if (es == k.tuple || es == k.list || es == k.dictionary || es == k.list_splat) return std::nullopt;
+      if (!v->tensor) return std::nullopt;  // a nested container or an unknown object
       fix.edits.push_back(append_method(el, ".detach()", ctx.source));
     }
     if (fix.edits.empty()) return std::nullopt;
     fix.description = "add .detach() to the stored tensor";
     return fix;
   }
-  if (s == k.list_splat || s == k.dictionary_splat || s == k.list_comprehension ||
-      s == k.generator_expression)
-    return std::nullopt;
+  const Value* v = ctx.provenance.value_of(stored);
+  if (!v || !v->tensor) return std::nullopt;  // `.detach()` exists only on tensors
   fix.edits.push_back(append_method(stored, ".detach()", ctx.source));
   return fix;
 }
@@ -161,8 +182,8 @@ std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored) {
 std::optional<Fix> item_fix(const RuleContext& ctx, TSNode stored) {
   const Kinds& k = kinds();
   TSSymbol s = sym(unparenthesize(stored));
-  if (s == k.tuple || s == k.list || s == k.dictionary || s == k.set || s == k.list_splat ||
-      s == k.list_comprehension || s == k.generator_expression)
+  const Value* v = ctx.provenance.value_of(stored);
+  if (s == k.tuple || s == k.list || s == k.dictionary || s == k.set || !v || !v->tensor)
     return std::nullopt;
   // Unsafe: `.item()` turns a tensor into a Python number on the host (type and device
   // change), and fails on a tensor with more than one element.
@@ -170,12 +191,20 @@ std::optional<Fix> item_fix(const RuleContext& ctx, TSNode stored) {
              {append_method(stored, ".item()", ctx.source)}};
 }
 
+// The anchor of a parenthesised tuple is its elements: `(step, loss)` -> `step, loss`.
+ByteRange anchor_range(TSNode stored, std::string_view src) {
+  ByteRange r = range_of(stored);
+  if (is(stored, kinds().tuple) && r.end - r.begin >= 2 && src[r.begin] == '(' && src[r.end - 1] == ')')
+    return {r.begin + 1, r.end - 1};
+  return r;
+}
+
 Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward) {
   const Value* v = ctx.provenance.value_of(c.stored);
-  bool consumed = !is_null(backward);
+  bool consumed = !is_null(backward) || (v && v->consumed);
   Finding f;
   f.code = "TG001";
-  f.range = range_of(c.stored);
+  f.range = anchor_range(c.stored, ctx.source);
   std::string stored = std::string(text_of(c.stored, ctx.source));
   std::string shown = quote_code(stored);
   if (consumed) {
@@ -200,9 +229,11 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                                 ? "`" + c.holder + "` is not rebound inside the loop, so it outlives every iteration"
                                 : "`" + c.holder + "` is instance state, so it outlives this call";
   f.evidence.push_back({range_of(c.holder_node), why_persist});
-  if (consumed)
+  if (!is_null(backward))
     f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
                                                   " consumes this graph in the same iteration"});
+  else if (consumed)
+    f.evidence.push_back({v->consumed->range, v->consumed->message + " before it is stored"});
   else
     f.evidence.push_back({range_of(c.store), "no `.backward()` and no differentiable return reads `" +
                                                  c.holder + "`"});
@@ -224,8 +255,9 @@ void check_tg001(const RuleContext& ctx, std::vector<Finding>& out) {
     if (c.kind != StoreKind::Augmented) container_holders.insert(reach.key(c.holder, c.scope));
   for (const Candidate& c : collector.found) {
     TSNode backward = reach.backward_needing(c.region, c.scope, reach.reads(c.stored, c.scope));
-    if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, is_null(backward)))
-      continue;
+    const Value* v = ctx.provenance.value_of(c.stored);
+    bool consumed = !is_null(backward) || (v && v->consumed);
+    if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
     out.push_back(make_finding(ctx, c, backward));
   }
 }

@@ -1,0 +1,61 @@
+// `preflight check PATH...`: discovery, parallel checking, --fix / --diff, the report in the
+// chosen format, and the exit code (rules.md §5.3, §8, §9). Everything the command prints
+// goes to the streams in CheckIo, so tests can run it in-process with a fake engine.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/findings.h"
+#include "server/cli/file_check.h"
+
+namespace CLI {
+class App;
+}
+
+namespace preflight::server {
+
+inline constexpr int kExitClean = 0;     // nothing at or above the gate
+inline constexpr int kExitFindings = 1;  // findings at or above the gate, or a file failure
+inline constexpr int kExitUsage = 2;     // bad invocation: flag value, missing path
+
+// The flags as typed; validated by run_check.
+struct CheckArgs {
+  std::vector<std::string> paths;  // empty: "."
+  std::string format = "terminal";
+  bool fix = false;
+  bool diff = false;
+  std::vector<std::string> select;
+  std::vector<std::string> ignore;
+  std::vector<std::string> exclude;
+  std::string fail_on = "error";
+  unsigned jobs = 0;  // 0: one per hardware thread
+  bool no_color = false;
+  bool quiet = false;
+};
+
+struct CheckIo {
+  std::ostream& out;
+  std::ostream& err;
+  bool color_capable = false;       // stdout is a terminal that wants colour
+  std::filesystem::path base_dir;   // where the run started (absolute)
+};
+
+// Registers the `check` subcommand and its flags, writing into `args`.
+CLI::App* add_check_command(CLI::App& app, CheckArgs& args);
+
+int run_check(const CheckArgs& args, const CheckIo& io, const SourceChecker& checker);
+
+// Repeated, comma-separated, case-insensitive codes -> upper-cased set. Unknown codes are
+// kept (so `--select TG999` still selects nothing else) and warned about on `err`.
+std::set<std::string> parse_rule_codes(const std::vector<std::string>& values,
+                                       std::string_view flag, std::ostream& err);
+
+std::optional<analysis::Severity> parse_fail_on(std::string_view value);
+
+}  // namespace preflight::server

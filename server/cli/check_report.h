@@ -1,0 +1,52 @@
+// What one `check` run found, in the shape every output format reads: per file the text the
+// findings point into, and the files that could not be (fully) analysed. Plain data, built
+// once after all files are checked, so every format and the exit code agree.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "analysis/findings.h"
+
+namespace preflight::server {
+
+struct FileFailure {
+  std::string path;
+  std::string error;  // "syntax error: line 3:5", "could not read: ..."
+};
+
+// Findings of one file. Their byte ranges index `text`, which after `--fix` is the fixed text.
+struct FileFindings {
+  std::string path;  // as discovered
+  std::string text;
+  std::vector<analysis::Finding> findings;  // sorted by position, then code
+};
+
+struct CheckReport {
+  std::vector<FileFindings> files;    // sorted by path
+  std::vector<FileFailure> failures;  // sorted by path
+  std::size_t files_checked = 0;      // files that did not fail
+  std::size_t fixed = 0;              // findings fixed by `--fix`
+};
+
+struct SeverityCounts {
+  std::size_t errors = 0;
+  std::size_t warnings = 0;
+  std::size_t notes = 0;
+  std::size_t total() const { return errors + warnings + notes; }
+};
+
+SeverityCounts count_severities(const CheckReport& report);
+// Findings that carry a Safe fix, i.e. what `--fix` would change.
+std::size_t count_fixable(const CheckReport& report);
+
+// Rank order for gating: note < warning < error.
+int severity_rank(analysis::Severity s);
+// True when the run must exit 1 (§5.3): a failure, or a finding at or above `fail_on`.
+bool gate_fails(const CheckReport& report, analysis::Severity fail_on);
+
+// Report order within a file: by position, then code (the spec's (line, column, code)).
+void sort_findings(std::vector<analysis::Finding>& findings);
+
+}  // namespace preflight::server

@@ -1,0 +1,177 @@
+#include "server/cli/discovery.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <system_error>
+
+namespace preflight::server {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::array<std::string_view, 18> kBuiltinExcludes = {
+    ".git",      ".hg",      ".svn",         ".tox",        ".nox",          ".venv",
+    "venv",      "env",      "__pycache__",  "node_modules", "build",        "dist",
+    ".eggs",     "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".ipynb_checkpoints"};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// "./sub/" and "sub" name the same pattern.
+std::string normalise_pattern(std::string_view p) {
+  while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);
+  while (p.size() > 2 && p.substr(0, 2) == "./") p.remove_prefix(2);
+  return std::string(p);
+}
+
+bool glob_match(const std::string& pattern, const std::string& text) {
+  // No FNM_PATHNAME: like Python's fnmatch, `*` crosses '/'. No escapes either.
+  return ::fnmatch(pattern.c_str(), text.c_str(), FNM_NOESCAPE) == 0;
+}
+
+std::string display_form(const fs::path& p) { return p.lexically_normal().generic_string(); }
+
+// The path relative to the run's starting directory, or "" when it lies outside it.
+std::string relative_form(const fs::path& display, const fs::path& base_dir) {
+  if (base_dir.empty()) return {};
+  std::error_code ec;
+  fs::path absolute = fs::absolute(display, ec);
+  if (ec) return {};
+  fs::path rel = absolute.lexically_normal().lexically_relative(base_dir.lexically_normal());
+  std::string s = rel.generic_string();
+  if (s.empty() || s == "." || s.starts_with("..")) return {};
+  return s;
+}
+
+class Walker {
+ public:
+  Walker(const DiscoveryOptions& options, DiscoveryResult& result)
+      : options_(options), result_(result) {
+    for (const std::string& p : options.excludes)
+      if (std::string n = normalise_pattern(p); !n.empty() && n != "/") patterns_.push_back(n);
+  }
+
+  void add_input(const std::string& input);
+
+ private:
+  void walk(const fs::path& dir, const fs::path& display);
+  void visit_entry(const fs::directory_entry& entry, const fs::path& display);
+  bool user_excluded(const fs::path& display) const;
+  void add_file(const fs::path& location, const fs::path& display);
+
+  const DiscoveryOptions& options_;
+  DiscoveryResult& result_;
+  std::vector<std::string> patterns_;
+  std::set<fs::path> visited_dirs_;  // canonical: a symlink cycle is entered once
+};
+
+void Walker::add_input(const std::string& input) {
+  fs::path location(input);
+  std::error_code ec;
+  fs::file_status status = fs::status(location, ec);  // follows symlinks
+  if (ec || !fs::exists(status)) {
+    result_.missing.push_back(input);
+    return;
+  }
+  if (fs::is_directory(status)) {
+    walk(location, location.lexically_normal());
+    return;
+  }
+  // A named file is checked whatever the excludes say, but only if it is Python.
+  if (!ends_with(input, ".py") && !ends_with(input, ".pyi")) return;
+  if (!fs::is_regular_file(status)) {
+    result_.failures.push_back({display_form(location), "could not read: not a regular file"});
+    return;
+  }
+  add_file(location, location);
+}
+
+void Walker::walk(const fs::path& dir, const fs::path& display) {
+  std::error_code ec;
+  fs::path canonical = fs::canonical(dir, ec);
+  if (ec || !visited_dirs_.insert(canonical).second) return;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    result_.failures.push_back(
+        {display_form(display), "could not read directory: " + ec.message()});
+    return;
+  }
+  // Sorted, so that which of two links to one directory claims its files is reproducible.
+  std::vector<fs::directory_entry> entries;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) break;
+    entries.push_back(*it);
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const fs::directory_entry& entry : entries)
+    visit_entry(entry, display / entry.path().filename());
+}
+
+void Walker::visit_entry(const fs::directory_entry& entry, const fs::path& display) {
+  std::error_code ec;
+  if (entry.is_directory(ec)) {
+    if (is_builtin_excluded(entry.path().filename().string()) || user_excluded(display)) return;
+    walk(entry.path(), display);
+    return;
+  }
+  if (entry.path().extension() != ".py" || !entry.is_regular_file(ec)) return;
+  if (!user_excluded(display)) add_file(entry.path(), display);
+}
+
+bool Walker::user_excluded(const fs::path& display) const {
+  if (patterns_.empty()) return false;
+  std::string shown = display_form(display);
+  std::string relative = relative_form(display, options_.base_dir);
+  for (const std::string& p : patterns_) {
+    if (matches_exclude_pattern(shown, p)) return true;
+    if (!relative.empty() && matches_exclude_pattern(relative, p)) return true;
+  }
+  return false;
+}
+
+void Walker::add_file(const fs::path& location, const fs::path& display) {
+  result_.files.push_back({display_form(display), location});
+}
+
+// Sorts by displayed path and keeps the first entry for each real file.
+void sort_and_dedupe(std::vector<SourceFile>& files) {
+  std::stable_sort(files.begin(), files.end(),
+                   [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+  std::set<fs::path> seen;
+  std::erase_if(files, [&seen](const SourceFile& f) {
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(f.location, ec);
+    return !seen.insert(ec ? f.location : key).second;
+  });
+}
+
+}  // namespace
+
+bool is_builtin_excluded(std::string_view name) {
+  return std::find(kBuiltinExcludes.begin(), kBuiltinExcludes.end(), name) !=
+         kBuiltinExcludes.end();
+}
+
+bool matches_exclude_pattern(std::string_view path, std::string_view pattern) {
+  std::string p = normalise_pattern(pattern);
+  if (p.empty()) return false;
+  std::string text(path);
+  if (glob_match(p, text) || glob_match(p + "/*", text)) return true;
+  return ("/" + text + "/").find("/" + p + "/") != std::string::npos;
+}
+
+DiscoveryResult discover_files(const std::vector<std::string>& inputs,
+                               const DiscoveryOptions& options) {
+  DiscoveryResult result;
+  Walker walker(options, result);
+  for (const std::string& input : inputs) walker.add_input(input);
+  sort_and_dedupe(result.files);
+  return result;
+}
+
+}  // namespace preflight::server

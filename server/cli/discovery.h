@@ -1,0 +1,46 @@
+// Which files a `check` run reads (rules.md §8). Paths named on the command line must exist;
+// a named .py/.pyi file is always checked, even inside an excluded directory; directories are
+// walked recursively for *.py, pruning built-in excludes (.git, .venv, build, ...) and user
+// patterns. Each file is returned once, sorted by its displayed path.
+//
+// Exclude patterns are matched against the path as discovered AND against the path relative
+// to `base_dir` (the directory the run started from), so `--exclude 'sub/*.py'` works the
+// same for `check .` and `check /abs/project` (the reference matched the first form only).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/cli/check_report.h"
+
+namespace preflight::server {
+
+struct SourceFile {
+  std::string path;                // shown to the user: lexically normalised, as given
+  std::filesystem::path location;  // what to open
+};
+
+struct DiscoveryOptions {
+  std::vector<std::string> excludes;  // user patterns (--exclude)
+  std::filesystem::path base_dir;     // absolute; relative-path matching starts here
+};
+
+struct DiscoveryResult {
+  std::vector<SourceFile> files;      // sorted by path, each real file once
+  std::vector<std::string> missing;   // inputs that do not exist: a bad invocation
+  std::vector<FileFailure> failures;  // unreadable directories, non-regular .py files
+};
+
+DiscoveryResult discover_files(const std::vector<std::string>& inputs,
+                               const DiscoveryOptions& options);
+
+// A directory name the walk never enters (.git, venv, __pycache__, ...).
+bool is_builtin_excluded(std::string_view name);
+
+// The reference's test for one pattern `p` (trailing '/' removed): shell-glob match of the
+// whole path against `p` or `p/*` (where `*` also matches '/'), or "/p/" occurs in "/path/".
+bool matches_exclude_pattern(std::string_view path, std::string_view pattern);
+
+}  // namespace preflight::server

@@ -1,0 +1,43 @@
+// Checking one file: read it, run the engine, and (for --fix / --diff) compute the fixed text
+// and re-check it. No output and no writes, so files can be checked on worker threads; the
+// caller writes fixes afterwards, one file at a time.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/engine.h"
+#include "server/cli/discovery.h"
+
+namespace preflight::server {
+
+// The engine entry point; rules::check_source in production, a fake in tests.
+using SourceChecker =
+    std::function<rules::CheckResult(std::string_view, const rules::CheckOptions&)>;
+
+// A text and what the engine reported on it.
+struct FileState {
+  std::string text;
+  std::vector<analysis::Finding> findings;  // report order
+  std::vector<std::string> failures;        // "syntax error: line 3:5", ...
+};
+
+struct FileOutcome {
+  SourceFile file;
+  bool skipped = false;  // skip-file marker: reports nothing at all
+  FileState original;
+  // With plan_fixes: the text after the applied fixes, re-checked; absent when no fix applies
+  // or when the fixed text would parse worse than the original (then `original` carries a
+  // failure saying so).
+  std::optional<FileState> fixed;
+  std::size_t fixed_count = 0;
+};
+
+FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& options,
+                       bool plan_fixes, const SourceChecker& checker);
+
+}  // namespace preflight::server

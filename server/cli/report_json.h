@@ -1,0 +1,20 @@
+// The machine-readable report (rules.md §9.6): `version`, `summary`, `diagnostics`,
+// `failures`, with the reference's field names unchanged, plus `related` (the evidence chain)
+// and `fixes` (every fix with its safety and edits) on each diagnostic. Keys keep the order
+// written here.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "server/cli/check_report.h"
+
+namespace preflight::server {
+
+inline constexpr int kJsonReportVersion = 1;
+
+nlohmann::ordered_json json_report(const CheckReport& report);
+// Pretty-printed; bytes that are not UTF-8 (in messages or edit text) become U+FFFD.
+void write_json_report(const CheckReport& report, std::ostream& out);
+
+}  // namespace preflight::server

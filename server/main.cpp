@@ -1,0 +1,80 @@
+// The `preflight` executable: parses the command line and hands each subcommand to its
+// implementation under server/cli/. `preflight PATH...` is shorthand for `check PATH...`.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/engine.h"
+#include "server/cli/check_command.h"
+#include "server/cli/rule_commands.h"
+
+#ifndef PREFLIGHT_VERSION
+#define PREFLIGHT_VERSION "0.0.0"
+#endif
+
+namespace {
+
+using namespace preflight::server;
+
+// argv with "check" inserted when the first argument is neither a subcommand nor a flag.
+std::vector<std::string> with_implicit_check(int argc, char** argv, const CLI::App& app) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.size() < 2 || args[1].starts_with("-")) return args;
+  auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+  for (const CLI::App* cmd : commands)
+    if (cmd->check_name(args[1])) return args;
+  args.insert(args.begin() + 1, "check");
+  return args;
+}
+
+bool stdout_wants_color() {
+  const char* no_color = std::getenv("NO_COLOR");  // https://no-color.org
+  return ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
+}
+
+int run_check_here(const CheckArgs& args) {
+  std::error_code ec;
+  CheckIo io{std::cout, std::cerr, stdout_wants_color(), std::filesystem::current_path(ec)};
+  return run_check(args, io, preflight::rules::check_source);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"preflight: finds silent, expensive bugs in PyTorch training code", "preflight"};
+  app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
+  app.require_subcommand(0, 1);
+
+  CheckArgs check_args;
+  CLI::App* check = add_check_command(app, check_args);
+  CLI::App* rules = add_rules_command(app);
+  std::string explain_code;
+  CLI::App* explain = add_explain_command(app, explain_code);
+  // Further subcommands (`lsp`, `estimate`, `gpus`) are registered here, each from its own
+  // server/ module, and dispatched below; the check shorthand picks up their names itself.
+
+  std::vector<std::string> args = with_implicit_check(argc, argv, app);
+  std::vector<char*> raw;
+  for (std::string& a : args) raw.push_back(a.data());
+  try {
+    app.parse(static_cast<int>(raw.size()), raw.data());
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help, the version, or the error
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  if (check->parsed()) return run_check_here(check_args);
+  if (rules->parsed()) {
+    write_rules_table(std::cout);
+    return 0;
+  }
+  if (explain->parsed()) return run_explain(explain_code, std::cout, std::cerr);
+  std::cout << app.help();
+  return 0;
+}

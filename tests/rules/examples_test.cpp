@@ -1,0 +1,50 @@
+// The shipped examples: good_train.py is clean under every rule, bad_train.py shows at least
+// one finding of each of TG001, TG002 and TG003.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "fixture_runner.h"
+#include "rules/engine.h"
+
+namespace preflight::tests {
+namespace {
+
+const std::filesystem::path kExamples = std::filesystem::path(PF_SOURCE_DIR) / "examples";
+
+std::string listing(const std::string& text, const rules::CheckResult& result) {
+  std::string out;
+  for (const ReportedFinding& r : describe_findings(text, result.findings))
+    out += "  " + format_reported(r) + "\n";
+  return out;
+}
+
+bool has_code(const rules::CheckResult& result, const std::string& code) {
+  for (const analysis::Finding& f : result.findings)
+    if (f.code == code) return true;
+  return false;
+}
+
+TEST(Examples, GoodTrainHasNoFindings) {
+  auto text = read_text(kExamples / "good_train.py");
+  ASSERT_TRUE(text.has_value());
+  rules::CheckResult result = rules::check_source(*text, {});
+  EXPECT_EQ(result.status, rules::FileStatus::Analyzed);
+  EXPECT_TRUE(result.syntax_errors.empty());
+  EXPECT_TRUE(result.findings.empty()) << "good_train.py:\n" << listing(*text, result);
+}
+
+TEST(Examples, BadTrainShowsTg001Tg002Tg003) {
+  auto text = read_text(kExamples / "bad_train.py");
+  ASSERT_TRUE(text.has_value());
+  rules::CheckResult result = rules::check_source(*text, {});
+  EXPECT_EQ(result.status, rules::FileStatus::Analyzed);
+  EXPECT_TRUE(result.syntax_errors.empty());
+  for (const char* code : {"TG001", "TG002", "TG003"})
+    EXPECT_TRUE(has_code(result, code)) << "no " << code << " in bad_train.py:\n"
+                                        << listing(*text, result);
+}
+
+}  // namespace
+}  // namespace preflight::tests

@@ -1,0 +1,118 @@
+// One test per fixture file under tests/fixtures/ (see fixture_runner.h for the format), plus
+// a floor on how many positive and negative fixtures each rule folder holds.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixture_runner.h"
+
+namespace preflight::tests {
+namespace {
+
+const std::filesystem::path kFixtureRoot{PF_TEST_FIXTURES};
+
+class RuleFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RuleFixture, MatchesExpectations) {
+  std::string report = run_fixture(kFixtureRoot / GetParam());
+  EXPECT_TRUE(report.empty()) << "fixture " << GetParam() << ":\n" << report;
+}
+
+std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& param_info) {
+  return test_name_for(param_info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, RuleFixture, ::testing::ValuesIn(list_fixtures(kFixtureRoot)),
+                         fixture_test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RuleFixture);
+
+struct FolderCounts {
+  int positive = 0;
+  int negative = 0;
+};
+
+// A fixture is positive for `code` when it expects at least one finding of that code.
+FolderCounts count_folder(const std::string& folder, const std::string& code) {
+  FolderCounts counts;
+  for (const std::string& relative : list_fixtures(kFixtureRoot / folder)) {
+    auto text = read_text(kFixtureRoot / folder / relative);
+    if (!text) continue;
+    FixtureSpec spec = parse_fixture(*text);
+    bool positive = false;
+    for (const ExpectedFinding& e : spec.expected) positive = positive || e.code == code;
+    ++(positive ? counts.positive : counts.negative);
+  }
+  return counts;
+}
+
+TEST(FixtureSet, FindsFixtures) { EXPECT_FALSE(list_fixtures(kFixtureRoot).empty()); }
+
+TEST(FixtureSet, EachRuleFolderHasEightPositiveAndEightNegative) {
+  const std::vector<std::pair<std::string, std::string>> folders = {
+      {"tg001", "TG001"}, {"tg002", "TG002"}, {"tg003", "TG003"}};
+  for (const auto& [folder, code] : folders) {
+    FolderCounts counts = count_folder(folder, code);
+    EXPECT_GE(counts.positive, 8) << folder << " positive fixtures";
+    EXPECT_GE(counts.negative, 8) << folder << " negative fixtures";
+  }
+}
+
+TEST(FixtureRunner, ParsesHeaderAndExpectations) {
+  FixtureSpec spec = parse_fixture(
+      "# case: X-01 title here\n"
+      "# check: TG001, TG003\n"
+      "a.append(b)  # expect: TG001 warning @10-11; TG003 error\n"
+      "c = 1  # noqa  # expect: TG001 note\n");
+  EXPECT_TRUE(spec.problems.empty());
+  EXPECT_EQ(spec.case_title, "X-01 title here");
+  EXPECT_EQ(spec.checks, (std::set<std::string>{"TG001", "TG003"}));
+  ASSERT_EQ(spec.expected.size(), 3u);
+  EXPECT_EQ(spec.expected[0].line, 3u);
+  EXPECT_EQ(spec.expected[0].column, 10u);
+  EXPECT_EQ(spec.expected[0].end_column, 11u);
+  EXPECT_EQ(spec.expected[1].code, "TG003");
+  EXPECT_FALSE(spec.expected[1].column.has_value());
+  EXPECT_EQ(spec.expected[2].line, 4u);
+  EXPECT_EQ(spec.expected[2].severity, "note");
+}
+
+TEST(FixtureRunner, ReportsMalformedExpectations) {
+  FixtureSpec spec = parse_fixture("# check: TG001\nx  # expect: TG001 fatal\ny  # expect: TG002 error\n");
+  EXPECT_EQ(spec.problems.size(), 2u);
+  EXPECT_FALSE(parse_fixture("x = 1\n").problems.empty());
+}
+
+TEST(FixtureRunner, AppliesSafeFixesAndSkipsOverlaps) {
+  using analysis::Finding;
+  using analysis::Fix;
+  using analysis::FixSafety;
+  std::string text = "def f():\n    a.append(x)\n";
+  auto finding = [](uint32_t begin, uint32_t end, std::string replacement, FixSafety safety) {
+    Finding f;
+    f.code = "TG001";
+    f.range = {begin, end};
+    f.fixes.push_back(Fix{"fix", safety, {{{begin, end}, std::move(replacement)}}});
+    return f;
+  };
+  std::vector<Finding> findings = {
+      finding(0, 0, "@torch.no_grad()\n", FixSafety::Safe),
+      finding(22, 23, "x.detach()", FixSafety::Safe),
+      finding(22, 23, "x.item()", FixSafety::Safe),       // overlaps the previous one
+      finding(13, 14, "B", FixSafety::Unsafe),            // never applied
+  };
+  FixOutcome outcome = apply_safe_fixes(text, findings);
+  EXPECT_EQ(outcome.text, "@torch.no_grad()\ndef f():\n    a.append(x.detach())\n");
+  EXPECT_EQ(outcome.fixed_findings, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(map_offset(22, outcome.applied), 39u);  // the replaced value moves down one line
+  EXPECT_EQ(map_offset(4, outcome.applied), 21u);
+  EXPECT_EQ(map_offset(25, outcome.applied), 51u);
+}
+
+TEST(FixtureRunner, NamesTestsAfterPaths) {
+  EXPECT_EQ(test_name_for("tg001/p01_history-after.py"), "tg001_p01_history_after");
+}
+
+}  // namespace
+}  // namespace preflight::tests
