@@ -20,7 +20,7 @@
 
 namespace {
 
-using namespace preflight::server;
+namespace server = preflight::server;
 
 // argv with "check" inserted when the first argument is neither a subcommand nor a flag.
 std::vector<std::string> with_implicit_check(int argc, char** argv, const CLI::App& app) {
@@ -38,10 +38,10 @@ bool stdout_wants_color() {
   return ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
-int run_check_here(const CheckArgs& args) {
+int run_check_here(const server::CheckArgs& args) {
   std::error_code ec;
-  CheckIo io{std::cout, std::cerr, stdout_wants_color(), std::filesystem::current_path(ec)};
-  return run_check(args, io, preflight::rules::check_source);
+  server::CheckIo io{std::cout, std::cerr, stdout_wants_color(), std::filesystem::current_path(ec)};
+  return server::run_check(args, io, preflight::rules::check_source);
 }
 
 }  // namespace
@@ -51,11 +51,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(0, 1);
 
-  CheckArgs check_args;
-  CLI::App* check = add_check_command(app, check_args);
-  CLI::App* rules = add_rules_command(app);
+  server::CheckArgs check_args;
+  CLI::App* check = server::add_check_command(app, check_args);
+  CLI::App* rules = server::add_rules_command(app);
   std::string explain_code;
-  CLI::App* explain = add_explain_command(app, explain_code);
+  CLI::App* explain = server::add_explain_command(app, explain_code);
   // Further subcommands (`lsp`, `estimate`, `gpus`) are registered here, each from its own
   // server/ module, and dispatched below; the check shorthand picks up their names itself.
 
@@ -66,15 +66,15 @@ int main(int argc, char** argv) {
     app.parse(static_cast<int>(raw.size()), raw.data());
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help, the version, or the error
-    return code == 0 ? 0 : kExitUsage;
+    return code == 0 ? 0 : server::kExitUsage;
   }
 
   if (check->parsed()) return run_check_here(check_args);
   if (rules->parsed()) {
-    write_rules_table(std::cout);
+    server::write_rules_table(std::cout);
     return 0;
   }
-  if (explain->parsed()) return run_explain(explain_code, std::cout, std::cerr);
+  if (explain->parsed()) return server::run_explain(explain_code, std::cout, std::cerr);
   std::cout << app.help();
   return 0;
 }

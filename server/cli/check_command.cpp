@@ -196,9 +196,13 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("-f,--format", a.format, "Output format: terminal or json");
   cmd->add_flag("--fix", a.fix, "Apply safe fixes in place");
   cmd->add_flag("--diff", a.diff, "Print the changes --fix would make, write nothing");
-  cmd->add_option("--select", a.select, "Run only these rules (comma-separated, repeatable)");
-  cmd->add_option("--ignore", a.ignore, "Never run these rules (comma-separated, repeatable)");
-  cmd->add_option("--exclude", a.exclude, "Skip paths matching this pattern (repeatable)");
+  // One value per occurrence: a list-valued flag must not swallow the paths after it.
+  cmd->add_option("--select", a.select, "Run only these rules (comma-separated, repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--ignore", a.ignore, "Never run these rules (comma-separated, repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_option("--exclude", a.exclude, "Skip paths matching this pattern (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--fail-on", a.fail_on, "Lowest level that fails the run: error, warning, note");
   cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)");
   cmd->add_flag("--no-color", a.no_color, "Plain terminal output");

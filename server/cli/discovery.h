@@ -1,7 +1,8 @@
 // Which files a `check` run reads (rules.md §8). Paths named on the command line must exist;
 // a named .py/.pyi file is always checked, even inside an excluded directory; directories are
 // walked recursively for *.py, pruning built-in excludes (.git, .venv, build, ...) and user
-// patterns. Each file is returned once, sorted by its displayed path.
+// patterns. Each file is returned once, sorted by its displayed path. Built-in excludes
+// prune what the walk finds, so `check build/` still checks a directory named explicitly.
 //
 // Exclude patterns are matched against the path as discovered AND against the path relative
 // to `base_dir` (the directory the run started from), so `--exclude 'sub/*.py'` works the

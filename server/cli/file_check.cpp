@@ -86,6 +86,9 @@ FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& option
     outcome.fixed_count = 0;
     outcome.original.failures.push_back(std::string("internal error: ") + e.what());
   }
+  // Nothing will quote or diff this text: do not hold every clean file in memory at once.
+  if (outcome.original.findings.empty() && !outcome.fixed)
+    std::string().swap(outcome.original.text);
   return outcome;
 }
 

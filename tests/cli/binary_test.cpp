@@ -70,6 +70,22 @@ TEST(Binary, MissingPathExitsTwoWithAndWithoutTheCheckCommand) {
   }
 }
 
+TEST(Binary, ListFlagsTakeOneValueEachAndLeaveThePaths) {
+  TempDir dir;
+  dir.write("a.py", "x = 1\n");
+  dir.write("skip/b.py", "x = 1\n");
+  // "nope.py" is a path, not a second --select or --exclude value.
+  RunResult select = run_preflight({"check", "--select", "TG001", "nope.py"}, dir.path().string());
+  EXPECT_EQ(select.code, 2);
+  EXPECT_EQ(select.err, "preflight: error: path does not exist: nope.py\n");
+  RunResult exclude = run_preflight({"check", "--exclude", "skip", "--exclude", "other", ".",
+                                     "--ignore", "tg001,TG002", "--no-color"},
+                                    dir.path().string());
+  EXPECT_EQ(exclude.code, 0);
+  EXPECT_EQ(exclude.out, "No issues found in 1 file.\n");
+  EXPECT_EQ(exclude.err, "");
+}
+
 TEST(Binary, UnknownFlagAndBadValuesExitTwo) {
   EXPECT_EQ(run_preflight({"check", "--no-such-flag"}).code, 2);
   EXPECT_EQ(run_preflight({"check", "--fail-on", "fatal", "."}).code, 2);
