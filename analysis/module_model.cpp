@@ -46,8 +46,7 @@ struct ModuleModel::Builder {
   }
 
   void walk_children(TSNode n, int scope) {
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) walk(ts_node_named_child(n, i), scope);
+    for_each_named_child(n, [&](TSNode c) { walk(c, scope); });
   }
 
   void on_function(TSNode n, int scope) {

@@ -153,8 +153,7 @@ struct Provenance::Interpreter {
     TSSymbol s = sym(n);
     if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
     if (s == k.call && callee_leaf(n, src) == "backward") note_backward(n);
-    uint32_t c = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < c; ++i) collect_backwarded(ts_node_named_child(n, i));
+    for_each_named_child(n, [&](TSNode c) { collect_backwarded(c); });
   }
 
   void note_backward(TSNode call) {
@@ -183,8 +182,7 @@ struct Provenance::Interpreter {
 
   // ---- statements --------------------------------------------------------------------
   void walk_block(TSNode block) {
-    uint32_t n = ts_node_named_child_count(block);
-    for (uint32_t i = 0; i < n; ++i) walk_stmt(ts_node_named_child(block, i));
+    for_each_named_child(block, [&](TSNode s) { walk_stmt(s); });
   }
 
   void mark(TSNode n) {
@@ -206,23 +204,19 @@ struct Provenance::Interpreter {
       return;  // separate units
     if (t == k.block) return walk_block(s);
     // raise, assert, del, print, ...: evaluate what they contain, for the record.
-    uint32_t n = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(s, i);
+    for_each_named_child(s, [&](TSNode c) {
       if (!is(c, k.comment) && !is(c, k.block)) eval(c);
-    }
+    });
   }
 
   void walk_expression_statement(TSNode s) {
-    uint32_t n = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode e = ts_node_named_child(s, i);
+    for_each_named_child(s, [&](TSNode e) {
       mark(e);
       TSSymbol t = sym(e);
       if (t == k.assignment) do_assign(e);
       else if (t == k.augmented_assignment) do_augmented(e);
       else if (t != k.comment) do_expression(e);
-    }
+    });
   }
 
   void do_expression(TSNode e) {
@@ -683,20 +677,16 @@ struct Provenance::Interpreter {
   }
 
   void eval_children_except(TSNode e, TSNode skip) {
-    uint32_t n = ts_node_named_child_count(e);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(e, i);
+    for_each_named_child(e, [&](TSNode c) {
       if (!ts_node_eq(c, skip) && !is(c, k.comment)) eval(c);
-    }
+    });
   }
 
   Value join_children(TSNode e) {
     Value v = Value::free();
-    uint32_t n = ts_node_named_child_count(e);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(e, i);
+    for_each_named_child(e, [&](TSNode c) {
       if (!is(c, k.comment)) v = join(v, eval(c));
-    }
+    });
     return v;
   }
 
@@ -798,11 +788,10 @@ struct Provenance::Interpreter {
     Value v = Value::free();
     TSNode args = field(call, k.f_arguments);
     if (is(args, k.generator_expression)) return eval(args);
-    uint32_t n = is_null(args) ? 0 : ts_node_named_child_count(args);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode a = ts_node_named_child(args, i);
+    if (is_null(args)) return v;
+    for_each_named_child(args, [&](TSNode a) {
       if (!is(a, k.comment)) v = join(v, eval(a));
-    }
+    });
     return v;
   }
 

@@ -31,6 +31,7 @@ std::vector<std::string> Reachability::reads(TSNode expr, int scope) const {
       if (auto d = dotted_name(field(n, k.f_value), src)) out.push_back(key(*d, scope));
     }
     if (s == k.keyword_argument) return self(self, field(n, k.f_value));
+    if (s == k.string || s == k.integer || s == k.float_ || s == k.comment) return;
     if (s == k.call && is(field(n, k.f_function), k.attribute)) {
       // `x.flatten(1)` reads `x` as well as the method path.
       TSNode callee = field(n, k.f_function);
@@ -38,8 +39,7 @@ std::vector<std::string> Reachability::reads(TSNode expr, int scope) const {
       self(self, field(callee, k.f_object));
       return self(self, field(n, k.f_arguments));
     }
-    uint32_t c = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < c; ++i) self(self, ts_node_named_child(n, i));
+    for_each_named_child(n, [&](TSNode c) { self(self, c); });
   };
   visit(visit, expr);
   return out;
@@ -122,12 +122,18 @@ struct Reachability::Builder : Visitor {
 };
 
 Reachability::Reachability(const ModuleModel& model, const Provenance& prov)
-    : model_(model), prov_(prov) {
-  Builder b(*this);
-  walk(model, b);
-  for (size_t i = 0; i < backwards_.size(); ++i) close_over(backwards_[i].closure, b.pending_[i]);
+    : model_(model), prov_(prov), builder_(std::make_unique<Builder>(*this)) {}
+
+Reachability::~Reachability() = default;
+
+Visitor& Reachability::collector() { return *builder_; }
+
+void Reachability::finalize() {
+  for (size_t i = 0; i < backwards_.size(); ++i)
+    close_over(backwards_[i].closure, std::move(builder_->pending_[i]));
   close_over(reachable_backward_, backward_seeds_);
   close_over(reachable_return_, return_seeds_);
+  builder_.reset();
 }
 
 void Reachability::close_over(std::unordered_set<std::string>& set,

@@ -7,6 +7,7 @@
 // another); any other name is keyed to its innermost function.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -14,12 +15,18 @@
 
 #include "analysis/module_model.h"
 #include "analysis/provenance.h"
+#include "analysis/walker.h"
 
 namespace preflight::analysis {
 
 class Reachability {
  public:
+  // Two phases, so the engine can feed the collector from the same traversal as the rules:
+  // walk with `collector()`, then `finalize()` before any query.
   Reachability(const ModuleModel& model, const Provenance& prov);
+  ~Reachability();
+  Visitor& collector();
+  void finalize();
 
   std::string key(std::string_view dotted, int scope) const;
   // Keys read by an expression: identifiers, maximal dotted paths, subscripted containers.
@@ -62,6 +69,7 @@ class Reachability {
   std::vector<BareReturn> bare_returns_;
   std::unordered_set<std::string> reachable_backward_, reachable_return_;
   std::vector<Backward> backwards_;
+  std::unique_ptr<Builder> builder_;  // last: it reads the members above when constructed
 };
 
 }  // namespace preflight::analysis

@@ -75,6 +75,20 @@ inline const void* node_id(TSNode n) { return n.id; }
 
 std::string_view text_of(TSNode n, std::string_view src);
 
+// Visit the named children of `n` in order. Uses a cursor: `ts_node_named_child(n, i)` walks
+// from the first child every time, which makes index loops quadratic on long blocks.
+template <typename F>
+void for_each_named_child(TSNode n, F&& f) {
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      TSNode child = ts_tree_cursor_current_node(&c);
+      if (ts_node_is_named(child)) f(child);
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+}
+
 // Skip redundant parentheses: `((x))` -> `x`.
 TSNode unparenthesize(TSNode n);
 

@@ -7,7 +7,7 @@ namespace {
 
 struct Walk {
   const ModuleModel& model;
-  Visitor& visitor;
+  std::span<Visitor* const> visitors;
   const Kinds& k = kinds();
   std::string_view src = model.source();
   WalkState state;
@@ -53,10 +53,9 @@ struct Walk {
     } else if (s == k.named_expression) {
       bind_targets(field(n, k.f_name));
     }
-    visitor.enter(n, state);
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) visit(ts_node_named_child(n, i));
-    visitor.leave(n, state);
+    for (Visitor* v : visitors) v->enter(n, state);
+    for_each_named_child(n, [&](TSNode c) { visit(c); });
+    for (Visitor* v : visitors) v->leave(n, state);
     if (s == k.for_statement || s == k.while_statement) state.loops.pop_back();
     if (is_def) saved_loops.swap(state.loops);
     state.scope = saved_scope;
@@ -65,11 +64,10 @@ struct Walk {
 
 }  // namespace
 
-void walk(const ModuleModel& model, Visitor& visitor) {
-  Walk w{model, visitor, kinds(), model.source(), WalkState{}};
+void walk(const ModuleModel& model, std::span<Visitor* const> visitors) {
+  Walk w{model, visitors, kinds(), model.source(), WalkState{}};
   w.state.scope = 0;
-  uint32_t n = ts_node_named_child_count(model.root());
-  for (uint32_t i = 0; i < n; ++i) w.visit(ts_node_named_child(model.root(), i));
+  for_each_named_child(model.root(), [&](TSNode c) { w.visit(c); });
 }
 
 std::vector<TSNode> unwrap_iterables(TSNode it, std::string_view src) {
@@ -93,10 +91,9 @@ std::vector<TSNode> unwrap_iterables(TSNode it, std::string_view src) {
 bool contains_call(TSNode n, std::string_view leaf, std::string_view src) {
   const Kinds& k = kinds();
   if (is(n, k.call) && callee_leaf(n, src) == leaf) return true;
-  uint32_t count = ts_node_named_child_count(n);
-  for (uint32_t i = 0; i < count; ++i)
-    if (contains_call(ts_node_named_child(n, i), leaf, src)) return true;
-  return false;
+  bool found = false;
+  for_each_named_child(n, [&](TSNode c) { found = found || contains_call(c, leaf, src); });
+  return found;
 }
 
 }  // namespace preflight::analysis

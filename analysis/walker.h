@@ -2,6 +2,7 @@
 // (rules.md §2.3). Children are visited after their parent's `enter` and before its `leave`.
 #pragma once
 
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -29,7 +30,12 @@ class Visitor {
   virtual void leave(TSNode /*n*/, const WalkState& /*state*/) {}
 };
 
-void walk(const ModuleModel& model, Visitor& visitor);
+// One traversal feeding every visitor, in order, at each node.
+void walk(const ModuleModel& model, std::span<Visitor* const> visitors);
+inline void walk(const ModuleModel& model, Visitor& visitor) {
+  Visitor* one[] = {&visitor};
+  walk(model, one);
+}
 
 // The iterables a `for` really iterates, looking through wrappers: `enumerate(tqdm(val_dl))`
 // -> [val_dl]; `zip(a, b)` -> [a, b].

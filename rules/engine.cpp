@@ -107,9 +107,18 @@ CheckResult check_source(std::string_view text, const CheckOptions& options) {
   Provenance provenance(model);
   Reachability reachability(model, provenance);
   RuleContext ctx{text, root, model, provenance, reachability};
+  // One traversal feeds reachability and every enabled rule; rules report afterwards.
+  std::vector<std::unique_ptr<RuleCheck>> checks;
+  std::vector<Visitor*> visitors{&reachability.collector()};
+  for (const RuleMeta& rule : all_rules()) {
+    if (!enabled(rule, options)) continue;
+    checks.push_back(rule.check(ctx));
+    visitors.push_back(checks.back().get());
+  }
+  walk(model, visitors);
+  reachability.finalize();
   std::vector<Finding> found;
-  for (const RuleMeta& rule : all_rules())
-    if (enabled(rule, options)) rule.check(ctx, found);
+  for (auto& check : checks) check->finish(found);
   for (Finding& f : found)
     if (!suppressions.suppresses(f, lines)) result.findings.push_back(std::move(f));
   std::stable_sort(result.findings.begin(), result.findings.end(), finding_order);

@@ -15,11 +15,11 @@ using analysis::Severity;
 
 constexpr std::array<RuleMeta, 3> kRules = {{
     {"TG001", "graph-retention", Severity::Error, Category::CriticalOom,
-     "tensor kept with its autograd graph attached", kExplainTG001, true, &check_tg001},
+     "tensor kept with its autograd graph attached", kExplainTG001, true, &make_tg001},
     {"TG002", "missing-no-grad", Severity::Error, Category::CriticalOom,
-     "evaluation runs the model with autograd on", kExplainTG002, true, &check_tg002},
+     "evaluation runs the model with autograd on", kExplainTG002, true, &make_tg002},
     {"TG003", "missing-zero-grad", Severity::Error, Category::ConvergenceBug,
-     "backward in a loop without zero_grad", kExplainTG003, false, &check_tg003},
+     "backward in a loop without zero_grad", kExplainTG003, false, &make_tg003},
 }};
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Rule metadata and the registry: THE table of rules, one entry per rule, ordered by code.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -10,8 +11,10 @@
 namespace preflight::rules {
 
 struct RuleContext;  // defined in rule.h; what a rule's check reads
+class RuleCheck;     // defined in rule.h; a rule's visitor over the shared traversal
 
-using CheckFn = void (*)(const RuleContext&, std::vector<analysis::Finding>&);
+// Creates the rule's visitor for one file. All rules' visitors share one traversal.
+using CheckFn = std::unique_ptr<RuleCheck> (*)(const RuleContext&);
 
 struct RuleMeta {
   std::string_view code;      // "TG001"

@@ -1,6 +1,7 @@
 // What a rule's check reads. Every fact is computed once per file before any rule runs.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,10 +24,17 @@ struct RuleContext {
   const analysis::Reachability& reachability;
 };
 
-// Rule check entry points, one per rule file (registered in registry.cpp).
-void check_tg001(const RuleContext& ctx, std::vector<analysis::Finding>& out);
-void check_tg002(const RuleContext& ctx, std::vector<analysis::Finding>& out);
-void check_tg003(const RuleContext& ctx, std::vector<analysis::Finding>& out);
+// A rule sees every node of the shared traversal (enter/leave, with scope and loop state),
+// then reports. `finish` runs after the traversal, when reachability is complete.
+class RuleCheck : public analysis::Visitor {
+ public:
+  virtual void finish(std::vector<analysis::Finding>& out) = 0;
+};
+
+// Rule factories, one per rule file (registered in registry.cpp).
+std::unique_ptr<RuleCheck> make_tg001(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg002(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg003(const RuleContext& ctx);
 
 // `x` in backticks, shortened to one line for messages.
 std::string quote_code(std::string_view text, size_t max = 60);

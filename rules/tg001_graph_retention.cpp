@@ -37,11 +37,17 @@ struct Candidate {
 constexpr std::array<std::string_view, 6> kAppendFamily = {"append", "add", "extend",
                                                            "insert", "put", "push"};
 
-struct Collector : Visitor {
+Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward);
+
+class Check final : public RuleCheck {
+ public:
+  explicit Check(const RuleContext& c) : ctx(c) {}
+  void finish(std::vector<Finding>& out) override;
+
+ private:
   const RuleContext& ctx;
   const Kinds& k = kinds();
   std::vector<Candidate> found;
-  explicit Collector(const RuleContext& c) : ctx(c) {}
 
   // Does the holder outlive the iteration? Inside a loop: not rebound in the innermost loop
   // so far. Outside any loop: only instance state (`self.x`) outlives the call.
@@ -244,16 +250,12 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
   return f;
 }
 
-}  // namespace
-
-void check_tg001(const RuleContext& ctx, std::vector<Finding>& out) {
-  Collector collector(ctx);
-  walk(ctx.model, collector);
+void Check::finish(std::vector<Finding>& out) {
   const Reachability& reach = ctx.reachability;
   std::unordered_set<std::string> container_holders;
-  for (const Candidate& c : collector.found)
+  for (const Candidate& c : found)
     if (c.kind != StoreKind::Augmented) container_holders.insert(reach.key(c.holder, c.scope));
-  for (const Candidate& c : collector.found) {
+  for (const Candidate& c : found) {
     TSNode backward = reach.backward_needing(c.region, c.scope, reach.reads(c.stored, c.scope));
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
@@ -261,5 +263,9 @@ void check_tg001(const RuleContext& ctx, std::vector<Finding>& out) {
     out.push_back(make_finding(ctx, c, backward));
   }
 }
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg001(const RuleContext& ctx) { return std::make_unique<Check>(ctx); }
 
 }  // namespace preflight::rules

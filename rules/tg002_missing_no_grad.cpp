@@ -31,13 +31,18 @@ struct Unit {
 
 constexpr std::string_view kLightningHooks[] = {"validation_step", "test_step", "predict_step"};
 
-struct Checker : Visitor {
+struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
   std::vector<Unit> stack;  // units being walked (nested functions push)
-  std::vector<Finding>& out;
+  std::vector<Finding> out;
 
-  Checker(const RuleContext& c, std::vector<Finding>& o) : ctx(c), out(o) { stack.push_back({}); }
+  explicit Checker(const RuleContext& c) : ctx(c) { stack.push_back({}); }
+
+  void finish(std::vector<Finding>& sink) override {
+    finish(stack.front());  // the module's top level
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
 
   void enter(TSNode n, const WalkState& st) override {
     if (is(n, k.function_definition)) {
@@ -56,7 +61,6 @@ struct Checker : Visitor {
     }
   }
 
-  void finish_module() { finish(stack.front()); }
 
   // The callee of a forward pass: a model called directly, `m.forward(...)`, or a model
   // attribute such as `self.model(...)` (TG002-N11).
@@ -217,10 +221,6 @@ struct Checker : Visitor {
 
 }  // namespace
 
-void check_tg002(const RuleContext& ctx, std::vector<Finding>& out) {
-  Checker checker(ctx, out);
-  walk(ctx.model, checker);
-  checker.finish_module();
-}
+std::unique_ptr<RuleCheck> make_tg002(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
 
 }  // namespace preflight::rules

@@ -16,11 +16,15 @@ namespace {
 
 using namespace preflight::analysis;
 
-struct Checker : Visitor {
+struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
-  std::vector<Finding>& out;
-  Checker(const RuleContext& c, std::vector<Finding>& o) : ctx(c), out(o) {}
+  std::vector<Finding> out;
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  void finish(std::vector<Finding>& sink) override {
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
 
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || callee_leaf(n, ctx.source) != "backward") return;
@@ -61,10 +65,9 @@ struct Checker : Visitor {
       TSNode left = field(n, k.f_left);
       if (ends_with_grad(left) && is(field(n, k.f_right), k.none)) return true;
     }
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i)
-      if (clears_gradients(ts_node_named_child(n, i), depth)) return true;
-    return false;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || clears_gradients(c, depth); });
+    return found;
   }
 
   bool ends_with_grad(TSNode e) const {
@@ -94,12 +97,11 @@ struct Checker : Visitor {
         if (recv && ctx.model.is_optimizer(*recv, scope)) return n;
       }
     }
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode found = optimizer_step(ts_node_named_child(n, i), scope);
-      if (!is_null(found)) return found;
-    }
-    return TSNode{};
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = optimizer_step(c, scope);
+    });
+    return found;
   }
 
   Finding make_finding(TSNode backward, TSNode step, TSNode loop) const {
@@ -126,9 +128,6 @@ struct Checker : Visitor {
 
 }  // namespace
 
-void check_tg003(const RuleContext& ctx, std::vector<Finding>& out) {
-  Checker checker(ctx, out);
-  walk(ctx.model, checker);
-}
+std::unique_ptr<RuleCheck> make_tg003(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
 
 }  // namespace preflight::rules

@@ -11,7 +11,7 @@ using Lines = std::vector<std::string_view>;
 
 // Past this many differences a minimal diff is not worth O(D²) memory: the changed region
 // is then shown as one deletion plus one insertion, which is still a correct diff.
-constexpr std::ptrdiff_t kMaxEditDistance = 4000;
+constexpr std::ptrdiff_t kMaxEditDistance = 1024;  // about 4 MiB of trace
 
 enum class Op { Equal, Delete, Insert };
 
@@ -90,8 +90,7 @@ void Myers::backtrack(std::ptrdiff_t distance, std::vector<Step>& out) const {
   for (std::ptrdiff_t d = distance; d > 0; --d) {
     const std::vector<std::ptrdiff_t>& prev = trace_[static_cast<std::size_t>(d - 1)];
     std::ptrdiff_t k = x - y;
-    // prev covers diagonals [-(d-1), d-1]; index it with offset d-1.
-    bool down = k == -d || (k != d && prev[d - 1 + k - 1] < prev[d - 1 + k + 1]);
+    bool down = from_above(prev, k, d, d - 1);  // prev covers diagonals [-(d-1), d-1]
     std::ptrdiff_t prev_k = down ? k + 1 : k - 1;
     std::ptrdiff_t prev_x = prev[d - 1 + prev_k];
     std::ptrdiff_t prev_y = prev_x - prev_k;

@@ -127,6 +127,18 @@ std::string random_text(std::mt19937& rng, int max_lines) {
   return text;
 }
 
+TEST(UnifiedDiff, HugeRewritesFallBackToOneReplacementHunk) {
+  std::string a, b;
+  for (int i = 0; i < 3000; ++i) {
+    a += "old " + std::to_string(i) + "\n";
+    b += "new " + std::to_string(i) + "\n";
+  }
+  std::string keep = "same\n";
+  std::string diff = unified_diff(keep + a + keep, keep + b + keep, "a/big", "b/big");
+  EXPECT_TRUE(diff.starts_with("--- a/big\n+++ b/big\n@@ -1,3002 +1,3002 @@\n same\n-old 0\n"));
+  EXPECT_EQ(apply_diff(keep + a + keep, diff), keep + b + keep);
+}
+
 TEST(UnifiedDiff, RandomDiffsApplyAndAreMinimal) {
   std::mt19937 rng(20240601);
   for (int round = 0; round < 400; ++round) {
