@@ -158,6 +158,8 @@ struct ModuleModel::Builder {
       } else if (is(c, k.aliased_import)) {
         std::string nm = text(field(c, k.f_name));
         m.imports_[text(field(c, k.f_alias))] = {mod + "." + nm, false};
+      } else if (text(c) == "*") {
+        m.ecosystem_import_ = true;  // `from utils import *` may bring the torch code
       }
     }
   }
@@ -183,10 +185,20 @@ struct ModuleModel::Builder {
   }
 
   void note_module(std::string_view mod) {
+    m.has_imports_ = true;
     if (mod == "torch" || mod.starts_with("torch.")) {
       m.has_torch_import_ = true;
       m.touches_torch_ = true;
     }
+    static constexpr std::string_view kEcosystem[] = {
+        "transformers", "lightning", "pytorch_lightning", "accelerate", "timm", "deepspeed",
+        "diffusers", "peft", "torchvision", "torchaudio", "torchtext", "torchtune", "trl",
+        "fairscale", "apex", "bitsandbytes", "torchmetrics", "sentence_transformers", "fairseq",
+        "mmcv", "mmengine", "detectron2", "megatron", "einops", "functorch", "torchrl"};
+    std::string_view first = mod.substr(0, mod.find('.'));
+    if (mod.starts_with(".")) m.ecosystem_import_ = true;
+    for (auto e : kEcosystem)
+      if (first == e) m.ecosystem_import_ = true;
   }
 
   uint32_t line_end_after(uint32_t offset) const {
@@ -338,13 +350,27 @@ ValueKind ModuleModel::kind_of(std::string_view dotted, int scope) const {
 
 ValueKind ModuleModel::kind_of_uncached(std::string_view dotted, int scope, int depth) const {
   if (depth > 8) return ValueKind::Unknown;
+  // Several bindings: a definite kind (model, loss, optimizer, scheduler) wins, then an
+  // unrecognised value (which leaves the naming fallback open), then a known non-model;
+  // a `None` placeholder says nothing.
+  auto rank = [](ValueKind v) {
+    switch (v) {
+      case ValueKind::Model: return 5;
+      case ValueKind::Criterion: case ValueKind::Optimizer: case ValueKind::Scheduler: return 4;
+      case ValueKind::Unknown: return 3;
+      case ValueKind::Other: return 2;
+      case ValueKind::Literal: return 1;
+    }
+    return 0;
+  };
   ValueKind best = ValueKind::Unknown;
+  bool seen = false;
   auto consider = [&](const std::vector<BindingSite>& sites, int in_scope) {
     for (const BindingSite& b : sites) {
+      if (is(unparenthesize(b.value), kinds().none)) continue;
       ValueKind v = classify_value(b.value, in_scope, b.arity > 1 ? b.position : -1, depth + 1);
-      if (v == ValueKind::Model || best == ValueKind::Unknown || best == ValueKind::Other ||
-          best == ValueKind::Literal)
-        if (v != ValueKind::Unknown) best = v;
+      if (!seen || rank(v) > rank(best)) best = v;
+      seen = true;
       if (best == ValueKind::Model) return;
     }
   };
@@ -401,7 +427,10 @@ ValueKind ModuleModel::classify_value(TSNode value, int scope, int position, int
       if (auto d = dotted_name(value, src_)) return kind_of_uncached(*d, scope, depth + 1);
     }
   }
-  return ValueKind::Other;
+  if (s == k.lambda || s == k.list || s == k.dictionary || s == k.set || s == k.tuple ||
+      s == k.list_comprehension || s == k.dictionary_comprehension || s == k.binary_operator)
+    return ValueKind::Other;  // functions, containers and arithmetic are not model instances
+  return ValueKind::Unknown;
 }
 
 ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int depth) const {
@@ -411,7 +440,7 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
   auto q = qualified_name(callee);
   std::string qual = q ? *q : std::string();
   std::string low = lower(qual);
-  if (leaf.empty()) return ValueKind::Other;
+  if (leaf.empty()) return ValueKind::Unknown;
   // Method chains that return their receiver: `Net().to(device)`, `model.cuda().eval()`.
   static constexpr std::string_view kChain[] = {"to",   "cuda",   "cpu",   "half",
                                                 "float", "bfloat16", "double", "train",
@@ -455,7 +484,9 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
       std::isupper(static_cast<unsigned char>(leaf[0])))
     return ValueKind::Model;
   if (contains(qual, "models.") || qual.ends_with(".from_pretrained")) return ValueKind::Model;
-  return ValueKind::Other;
+  // `partial(...)` builds a factory and a lambda is a function: neither is a model instance.
+  if (leaf == "partial") return ValueKind::Other;
+  return ValueKind::Unknown;  // an unrecognised call may still build a model: names decide
 }
 
 namespace {
@@ -468,24 +499,22 @@ std::string_view last_segment(std::string_view dotted) {
 bool ModuleModel::is_model(std::string_view dotted, int scope) const {
   ValueKind k = kind_of(dotted, scope);
   if (k == ValueKind::Model) return true;
-  if (k == ValueKind::Literal || k == ValueKind::Criterion || k == ValueKind::Optimizer ||
-      k == ValueKind::Scheduler)
-    return false;
-  return names::is_model_name(last_segment(dotted));  // documented naming fallback
+  if (k != ValueKind::Unknown) return false;  // the binding says what it is
+  return may_be_torch_code() && names::is_model_name(last_segment(dotted));  // naming fallback
 }
 
 bool ModuleModel::is_criterion(std::string_view dotted, int scope) const {
   ValueKind k = kind_of(dotted, scope);
   if (k == ValueKind::Criterion) return true;
   if (k == ValueKind::Model || k == ValueKind::Optimizer || k == ValueKind::Literal) return false;
-  return names::is_criterion_name(last_segment(dotted));
+  return may_be_torch_code() && names::is_criterion_name(last_segment(dotted));
 }
 
 bool ModuleModel::is_optimizer(std::string_view dotted, int scope) const {
   ValueKind k = kind_of(dotted, scope);
   if (k == ValueKind::Optimizer) return true;
   if (k == ValueKind::Scheduler || k == ValueKind::Model || k == ValueKind::Criterion) return false;
-  return names::is_optimizer_receiver_name(lower(last_segment(dotted)));
+  return may_be_torch_code() && names::is_optimizer_receiver_name(lower(last_segment(dotted)));
 }
 
 }  // namespace preflight::analysis

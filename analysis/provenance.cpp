@@ -141,7 +141,8 @@ struct Provenance::Interpreter {
     for (const Parameter& prm : f.params) {
       Value v = Value::unknown();
       // Only names that say "loss" outright: `total`, `l` and `cost` are too often integers.
-      if (names::is_loss_name(prm.name) && prm.name.find("loss") != std::string::npos)
+      if (names::is_loss_name(prm.name) && prm.name.find("loss") != std::string::npos &&
+          m.may_be_torch_code())
         v = Value::graph_of(node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)"),
                             /*tensor=*/true, /*naming_only=*/true);
       env[prm.name] = v;
@@ -392,7 +393,7 @@ struct Provenance::Interpreter {
       auto bw = backwarded.find(name);
       if (bw != backwarded.end()) {
         v = Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), true);
-      } else if (from_call && grad_enabled && m.touches_torch() &&
+      } else if (from_call && grad_enabled && m.may_be_torch_code() &&
                  names::is_loss_name(last_segment(name))) {
         v = Value::graph_of(node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)"),
                             /*tensor=*/true, /*naming_only=*/true);

@@ -116,9 +116,13 @@ std::string reproduce_command(const char* argv0, const Options& o) {
 
 // --- loading --------------------------------------------------------------------------------
 
+// Virtual environments are recognised by the pyvenv.cfg every one of them has, not by name:
+// the standard library has a `venv` package of its own, which is real source to check.
 bool skipped_directory(const fs::path& dir) {
   std::string name = dir.filename().string();
-  return name == ".git" || name == "venv" || name == ".venv" || name == "__pycache__";
+  if (name == ".git" || name == "__pycache__") return true;
+  std::error_code ec;
+  return fs::exists(dir / "pyvenv.cfg", ec);
 }
 
 void collect_under(const fs::path& root, std::vector<fs::path>& out) {
@@ -303,6 +307,13 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// The 1-minute load average: timings taken while other work runs are not comparable.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  return in >> one ? one : "unknown";
+}
+
 bool optimised_build(std::string_view type) {
   return type == "Release" || type == "RelWithDebInfo" || type == "MinSizeRel";
 }
@@ -316,8 +327,9 @@ void print_header(const std::string& command, const Corpus& c, const Options& o)
   if (!optimised_build(PF_BENCH_BUILD_TYPE))
     std::printf("warning:  the analysis libraries are not optimised in this tree; configure "
                 "with -DCMAKE_BUILD_TYPE=Release for meaningful numbers\n");
-  std::printf("machine:  %u hardware threads (std::thread::hardware_concurrency), %s\n",
-              std::thread::hardware_concurrency(), cpu_model().c_str());
+  std::printf("machine:  %u hardware threads (std::thread::hardware_concurrency), %s, "
+              "load average %s at start\n",
+              std::thread::hardware_concurrency(), cpu_model().c_str(), load_average().c_str());
   std::printf("corpus:   %zu .py files, %.3f MB (10^6 bytes), %llu syntax nodes, read into "
               "memory before timing\n",
               c.texts.size(), static_cast<double>(c.bytes) / 1e6,
@@ -345,11 +357,11 @@ bool print_checks(const std::vector<Measurement>& rows) {
   bool ok = true;
   for (const Measurement& m : rows) {
     if (m.tally.failures > 0)
-      std::printf("failures: %s (%u threads): %llu files threw; first: %s\n", m.mode.c_str(),
+      std::printf("failures: %s (%u thread(s)): %llu files threw; first: %s\n", m.mode.c_str(),
                   m.threads, static_cast<unsigned long long>(m.tally.failures),
                   m.tally.first_failure.c_str());
     if (!m.stable) {
-      std::fprintf(stderr, "error: %s (%u threads) gave different counts across repeats\n",
+      std::fprintf(stderr, "error: %s (%u thread(s)) gave different counts across repeats\n",
                    m.mode.c_str(), m.threads);
       ok = false;
     }
@@ -361,18 +373,20 @@ void print_summary(const Measurement& parse, const Measurement& model, const Mea
                    const Measurement& pooled, size_t files) {
   std::printf("full / parse-only (1 thread):     %.2f\n", full.seconds / parse.seconds);
   std::printf("model / parse-only (1 thread):    %.2f\n", model.seconds / parse.seconds);
-  std::printf("pool speed-up (%u threads over 1): %.2f\n", pooled.threads,
+  std::printf("pool speed-up (%u over 1 thread):  %.2f\n", pooled.threads,
               full.seconds / pooled.seconds);
-  std::printf("findings:                         %llu (1 thread), %llu (%u threads)\n",
+  std::printf("findings:                         %llu (1 thread), %llu (pool of %u)\n",
               static_cast<unsigned long long>(full.tally.count),
               static_cast<unsigned long long>(pooled.tally.count), pooled.threads);
   auto rate = [files](const Measurement& m) { return static_cast<double>(files) / m.seconds; };
-  std::printf("against a claim, not a measurement: the full check at 1 thread runs at %.0f× the "
-              "reference's claimed files/s (%.1f files/s, its own figure for a single process "
-              "on PyTorch's tree; the reference was not run here, and corpus and machine "
-              "differ); with %u threads, %.0f×\n",
-              rate(full) / kReferenceClaimedFilesPerSecond, kReferenceClaimedFilesPerSecond,
-              pooled.threads, rate(pooled) / kReferenceClaimedFilesPerSecond);
+  std::printf("against a claim, not a measurement (the reference's own figure of ~%.1f files/s, "
+              "single process on PyTorch's tree; the reference was not run here, and corpus and "
+              "machine differ):\n",
+              kReferenceClaimedFilesPerSecond);
+  std::printf("  full check, 1 thread:  %.0f× the reference's claimed files/s\n",
+              rate(full) / kReferenceClaimedFilesPerSecond);
+  std::printf("  full check, pool of %u: %.0f× the reference's claimed files/s\n", pooled.threads,
+              rate(pooled) / kReferenceClaimedFilesPerSecond);
 }
 
 int run(int argc, char** argv) {
@@ -402,7 +416,7 @@ int run(int argc, char** argv) {
   print_summary(rows[0], rows[1], rows[2], rows[3], c.texts.size());
 
   if (rows[2].tally.count != rows[3].tally.count) {
-    std::fprintf(stderr, "error: %llu findings single-threaded but %llu with %u threads\n",
+    std::fprintf(stderr, "error: %llu findings single-threaded but %llu on a pool of %u\n",
                  static_cast<unsigned long long>(rows[2].tally.count),
                  static_cast<unsigned long long>(rows[3].tally.count), o.jobs);
     ok = false;

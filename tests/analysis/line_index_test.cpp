@@ -3,10 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <ostream>
 #include <string>
 #include <string_view>
 
 namespace preflight::analysis {
+namespace {
+
+}  // namespace
+
+// Readable gtest output for positions.
+void PrintTo(const LineColumn& lc, std::ostream* os) {
+  *os << "{line " << lc.line << ", column " << lc.column << "}";
+}
+
 namespace {
 
 constexpr std::array<ColumnUnit, 3> kUnits = {ColumnUnit::Utf8Bytes, ColumnUnit::Utf16Units,
@@ -177,7 +187,8 @@ TEST(LineIndexTest, OffsetPastEndClampsToTextEnd) {
 TEST(LineIndexTest, ColumnPastLineEndClampsToLineEnd) {
   LineIndex idx(kMixed);
   for (ColumnUnit u : kUnits) {
-    EXPECT_EQ(idx.to_offset({1, 6}, u), kLine1 + 11) << unit_name(u);
+    uint32_t end_column = expected_column(kBoundaries.back(), u);
+    EXPECT_EQ(idx.to_offset({1, end_column + 1}, u), kLine1 + 11) << unit_name(u);
     EXPECT_EQ(idx.to_offset({1, 500}, u), kLine1 + 11) << unit_name(u);
     EXPECT_EQ(idx.to_offset({2, 500}, u), kMixed.size()) << unit_name(u);
   }

@@ -145,7 +145,7 @@ struct Edit {
 
 // Applies `e` to `text` and returns the TSInputEdit describing it, with points in bytes
 // computed from the old text (start, old end) and the new text (new end).
-TSInputEdit apply(std::string& text, const Edit& e) {
+TSInputEdit apply_edit(std::string& text, const Edit& e) {
   std::string old = text;
   text.replace(e.start, e.old_len, e.inserted);
   TSInputEdit ie{};
@@ -171,7 +171,7 @@ TEST(SyntaxTest, IncrementalReparseMatchesFreshParseAfterEachEdit) {
   auto at = [&](std::string_view needle) { return static_cast<uint32_t>(text.find(needle)); };
   // Offsets are computed against the text as it is when each edit is applied.
   auto run = [&](Edit e) {
-    TSInputEdit ie = apply(text, e);
+    TSInputEdit ie = apply_edit(text, e);
     tree.edit_and_reparse(ie, text);
     SyntaxTree fresh = SyntaxTree::parse(text);
     EXPECT_EQ(sexp(tree.root()), sexp(fresh.root())) << e.what << "\n" << text;
@@ -196,7 +196,7 @@ TEST(SyntaxTest, IncrementalReparseAcrossCrLfLines) {
   std::string text = "a = 1\r\nb = 2\r\nc = 3\r\n";
   SyntaxTree tree = SyntaxTree::parse(text);
   Edit e{"insert a statement", static_cast<uint32_t>(text.find("b = 2")), 0, "z = [1,\r\n  2]\r\n"};
-  TSInputEdit ie = apply(text, e);
+  TSInputEdit ie = apply_edit(text, e);
   tree.edit_and_reparse(ie, text);
   SyntaxTree fresh = SyntaxTree::parse(text);
   EXPECT_EQ(sexp(tree.root()), sexp(fresh.root()));

@@ -40,8 +40,8 @@ class Parsed {
 
   TSNode root() const { return tree.root(); }
 
-  // The expression `expr` at its first occurrence at or after the first occurrence of
-  // `after` (the start of the text when `after` is empty). Fails the test when absent.
+  // The expression `expr` at its first occurrence after the end of the first occurrence of
+  // `after` (from the start of the text when `after` is empty). Fails the test when absent.
   TSNode find(std::string_view expr, std::string_view after = {}) const {
     size_t base = 0;
     if (!after.empty()) {
@@ -50,6 +50,7 @@ class Parsed {
         ADD_FAILURE() << "marker not in snippet: " << after;
         return TSNode{};
       }
+      base += after.size();
     }
     size_t at = src.find(expr, base);
     if (at == std::string::npos) {

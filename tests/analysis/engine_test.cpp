@@ -1,0 +1,326 @@
+#include "rules/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ostream>
+#include <set>
+#include <string>
+
+namespace preflight::rules {
+
+// Readable gtest output for file statuses.
+void PrintTo(FileStatus s, std::ostream* os) {
+  switch (s) {
+    case FileStatus::Analyzed: *os << "FileStatus::Analyzed"; return;
+    case FileStatus::SkippedFile: *os << "FileStatus::SkippedFile"; return;
+    case FileStatus::NotText: *os << "FileStatus::NotText"; return;
+  }
+  *os << "FileStatus(?)";
+}
+
+namespace {
+
+using analysis::Finding;
+
+// One snippet with a finding of each rule: TG002 in `evaluate` (no no_grad), TG003 and
+// TG001 in `train` (no zero_grad; the loss kept with its graph).
+const std::string kAllRules =
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "\n"
+    "def evaluate(model, loader):\n"
+    "    model.eval()\n"
+    "    correct = 0\n"
+    "    for xb, yb in loader:\n"
+    "        logits = model(xb)\n"
+    "        correct += (logits.argmax(dim=1) == yb).sum().item()\n"
+    "    return correct\n"
+    "\n"
+    "def train(model, loader, optimizer):\n"
+    "    history = []\n"
+    "    for xb, yb in loader:\n"
+    "        loss = F.cross_entropy(model(xb), yb)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        history.append(loss)\n"
+    "    return history\n";
+
+const std::string kFit =
+    "def fit(net, loader, loss_fn, optimizer):\n"
+    "    for xb, yb in loader:\n"
+    "        loss_fn(net(xb), yb).backward()\n"
+    "        optimizer.step()\n";
+
+std::multiset<std::string> codes(const CheckResult& r) {
+  std::multiset<std::string> out;
+  for (const Finding& f : r.findings) out.insert(f.code);
+  return out;
+}
+
+std::string describe(const CheckResult& r) {
+  std::string s;
+  for (const Finding& f : r.findings)
+    s += f.code + " @" + std::to_string(f.range.begin) + "-" + std::to_string(f.range.end) + ": " +
+         f.message + "\n";
+  for (const SyntaxError& e : r.syntax_errors)
+    s += "syntax error @" + std::to_string(e.range.begin) + "-" + std::to_string(e.range.end) +
+         ": " + e.message + "\n";
+  return s;
+}
+
+bool has_syntax_error_containing(const CheckResult& r, std::string_view text) {
+  return std::any_of(r.syntax_errors.begin(), r.syntax_errors.end(),
+                     [&](const SyntaxError& e) { return e.message.find(text) != std::string::npos; });
+}
+
+TEST(EngineTest, AllRulesSnippetReportsEachRule) {
+  CheckResult r = check_source(kAllRules, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(r.syntax_errors.empty());
+  std::multiset<std::string> c = codes(r);
+  EXPECT_EQ(c.count("TG001"), 1u) << describe(r);
+  EXPECT_EQ(c.count("TG002"), 1u) << describe(r);
+  EXPECT_EQ(c.count("TG003"), 1u) << describe(r);
+}
+
+TEST(EngineTest, EmptyFileHasNoFindings) {
+  CheckResult r = check_source("", {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_TRUE(r.syntax_errors.empty());
+}
+
+TEST(EngineTest, InvalidUtf8IsNotText) {
+  CheckResult r = check_source("x = '\xFF'\n" + kFit, {});
+  EXPECT_EQ(r.status, FileStatus::NotText);
+  EXPECT_FALSE(r.status_reason.empty());
+  EXPECT_NE(r.status_reason.find("UTF-8"), std::string::npos) << r.status_reason;
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(EngineTest, MalformedSequencesAreNotText) {
+  for (std::string bad : {std::string("x = '\xC0\xAF'\n"),      // overlong 2-byte '/'
+                          std::string("x = '\xF5\x80\x80\x80'\n"),  // lead byte above F4
+                          std::string("x = '\x80'\n"),          // stray continuation
+                          std::string("x = '\xE5\x8E'\n"),      // truncated
+                          std::string("x = 1\n\xE5")}) {        // truncated at the end
+    CheckResult r = check_source(bad, {});
+    EXPECT_EQ(r.status, FileStatus::NotText) << ::testing::PrintToString(bad);
+  }
+}
+
+// UTF-8 (RFC 3629) also forbids non-shortest 3- and 4-byte forms, UTF-16 surrogates and
+// code points above U+10FFFF, all of which have valid-looking lead and continuation bytes.
+TEST(EngineTest, NonShortestFormsSurrogatesAndOutOfRangeCodePointsAreNotText) {
+  for (std::string bad : {std::string("x = '\xE0\x80\xAF'\n"),      // overlong 3-byte '/'
+                          std::string("x = '\xF0\x80\x80\xAF'\n"),  // overlong 4-byte '/'
+                          std::string("x = '\xED\xA0\x80'\n"),      // surrogate U+D800
+                          std::string("x = '\xF4\x90\x80\x80'\n")}) {  // U+110000
+    CheckResult r = check_source(bad, {});
+    EXPECT_EQ(r.status, FileStatus::NotText) << ::testing::PrintToString(bad);
+  }
+}
+
+TEST(EngineTest, ValidMultiByteTextIsAnalyzed) {
+  CheckResult r = check_source("# é 历 😀\n" + kFit, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_EQ(codes(r).count("TG003"), 1u);
+}
+
+TEST(EngineTest, NulByteIsNotText) {
+  std::string src = kFit + std::string(1, '\0') + "x = 1\n";
+  CheckResult r = check_source(src, {});
+  EXPECT_EQ(r.status, FileStatus::NotText);
+  EXPECT_NE(r.status_reason.find("NUL"), std::string::npos) << r.status_reason;
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(EngineTest, SkipFileMarkerSkipsTheFile) {
+  CheckResult r = check_source("# preflight: skip-file\n" + kAllRules, {});
+  EXPECT_EQ(r.status, FileStatus::SkippedFile);
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(EngineTest, SkipFileMarkerAtTheEndSkipsTheFile) {
+  CheckResult r = check_source(kAllRules + "# torch-preflight: skip_file\n", {});
+  EXPECT_EQ(r.status, FileStatus::SkippedFile);
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(EngineTest, SyntaxErrorInOneFunctionStillReportsAnother) {
+  std::string src =
+      "def broken(:\n"
+      "    pass\n"
+      "\n" +
+      kFit;
+  CheckResult r = check_source(src, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  ASSERT_FALSE(r.syntax_errors.empty());
+  EXPECT_LT(r.syntax_errors[0].range.begin, src.find("def fit"));
+  ASSERT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+  for (const Finding& f : r.findings) {
+    if (f.code == "TG003") EXPECT_GT(f.range.begin, src.find("def fit"));
+  }
+}
+
+TEST(EngineTest, SyntaxErrorAfterAFunctionStillReportsIt) {
+  std::string src = kFit + "\nx = (1,\ny = ]\n";
+  CheckResult r = check_source(src, {});
+  EXPECT_FALSE(r.syntax_errors.empty());
+  EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+}
+
+TEST(EngineTest, DeeplyNestedParenthesesAreRefusedWithoutCrashing) {
+  std::string src = "x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n";
+  CheckResult r = check_source(src, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(has_syntax_error_containing(r, "too deeply nested")) << describe(r);
+  EXPECT_TRUE(r.findings.empty());
+}
+
+TEST(EngineTest, DeeplyNestedListsCallsAndUnaryOperatorsAreRefusedWithoutCrashing) {
+  std::string lists = "x = " + std::string(5000, '[') + std::string(5000, ']') + "\n";
+  std::string calls;
+  for (int i = 0; i < 5000; ++i) calls += "f(";
+  calls += "1" + std::string(5000, ')') + "\n";
+  std::string unary = "x = " + std::string(5000, '-') + "1\n";
+  std::string sum = "x = 1";
+  for (int i = 0; i < 20000; ++i) sum += " + 1";
+  sum += "\n";
+  for (const std::string* src : {&lists, &calls, &unary, &sum}) {
+    CheckResult r = check_source(*src, {});
+    EXPECT_TRUE(has_syntax_error_containing(r, "too deeply nested")) << src->substr(0, 40);
+  }
+}
+
+TEST(EngineTest, DeeplyNestedBlocksAreRefusedWithoutCrashing) {
+  std::string src;
+  for (int depth = 0; depth < 300; ++depth) src += std::string(depth, ' ') + "if x:\n";
+  src += std::string(300, ' ') + "pass\n";
+  CheckResult r = check_source(src, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(has_syntax_error_containing(r, "too deeply nested")) << describe(r);
+}
+
+TEST(EngineTest, DeepNestingInsideAnUnclosedBracketDoesNotCrash) {
+  std::string src = kFit + "y = " + std::string(5000, '(') + "\n";
+  CheckResult r = check_source(src, {});
+  EXPECT_FALSE(r.syntax_errors.empty());
+}
+
+TEST(EngineTest, TenMegabyteFileCompletes) {
+  std::string src = "import torch\n";
+  int functions = 0;
+  while (src.size() < 10u * 1024 * 1024) {
+    std::string n = std::to_string(functions++);
+    src += "def fit_" + n + "(net_" + n + ", loader, loss_fn, optimizer):\n"
+           "    for xb, yb in loader:\n"
+           "        out_" + n + " = net_" + n + "(xb)\n"
+           "        loss_fn(out_" + n + ", yb).backward()\n"
+           "        optimizer.step()\n"
+           "\n";
+  }
+  CheckResult r = check_source(src, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(r.syntax_errors.empty());
+  // Every copy lacks zero_grad.
+  EXPECT_EQ(codes(r).count("TG003"), static_cast<size_t>(functions));
+}
+
+TEST(EngineTest, SelectKeepsOnlySelectedCodes) {
+  CheckOptions o;
+  o.select = {"TG003"};
+  CheckResult r = check_source(kAllRules, o);
+  EXPECT_EQ(codes(r), (std::multiset<std::string>{"TG003"})) << describe(r);
+}
+
+TEST(EngineTest, IgnoreDropsCodes) {
+  CheckOptions o;
+  o.ignore = {"TG003", "TG001"};
+  CheckResult r = check_source(kAllRules, o);
+  EXPECT_EQ(codes(r), (std::multiset<std::string>{"TG002"})) << describe(r);
+}
+
+TEST(EngineTest, IgnoreWinsOverSelect) {
+  CheckOptions o;
+  o.select = {"TG003", "TG002"};
+  o.ignore = {"TG003"};
+  CheckResult r = check_source(kAllRules, o);
+  EXPECT_EQ(codes(r), (std::multiset<std::string>{"TG002"})) << describe(r);
+}
+
+TEST(EngineTest, SelectingAnUnknownCodeRunsNothing) {
+  CheckOptions o;
+  o.select = {"TG999"};
+  EXPECT_TRUE(check_source(kAllRules, o).findings.empty());
+}
+
+TEST(EngineTest, FindingsAreSortedByPosition) {
+  // Rules run in code order (TG001 in `train` is found before TG002 in `evaluate`, which
+  // comes first in the file), so only sorting puts them in source order.
+  std::string src = kAllRules + "\n" + kFit;
+  CheckResult r = check_source(src, {});
+  ASSERT_GE(r.findings.size(), 4u) << describe(r);
+  for (size_t i = 1; i < r.findings.size(); ++i) {
+    const Finding& a = r.findings[i - 1];
+    const Finding& b = r.findings[i];
+    EXPECT_TRUE(a.range.begin < b.range.begin ||
+                (a.range.begin == b.range.begin && a.code <= b.code))
+        << describe(r);
+  }
+}
+
+TEST(EngineTest, FindingRangesLieInsideTheText) {
+  CheckResult r = check_source(kAllRules, {});
+  for (const Finding& f : r.findings) {
+    EXPECT_LE(f.range.begin, f.range.end);
+    EXPECT_LE(f.range.end, kAllRules.size());
+    EXPECT_FALSE(f.message.empty()) << f.code;
+    for (const analysis::EvidenceStep& e : f.evidence) EXPECT_LE(e.range.end, kAllRules.size());
+    for (const analysis::Fix& fix : f.fixes)
+      for (const analysis::TextEdit& e : fix.edits) EXPECT_LE(e.range.end, kAllRules.size());
+  }
+}
+
+std::string serialize(const CheckResult& r) {
+  std::string s = std::to_string(static_cast<int>(r.status)) + "|" + r.status_reason + "\n";
+  for (const Finding& f : r.findings) {
+    s += f.code + "|" + std::to_string(static_cast<int>(f.severity)) + "|" +
+         std::to_string(static_cast<int>(f.category)) + "|" + std::to_string(f.range.begin) + "-" +
+         std::to_string(f.range.end) + "|" + f.message + "|" + f.hint + "\n";
+    for (const analysis::EvidenceStep& e : f.evidence)
+      s += "  ev " + std::to_string(e.range.begin) + "-" + std::to_string(e.range.end) + " " + e.message + "\n";
+    for (const analysis::Fix& fix : f.fixes) {
+      s += "  fix " + fix.description + " " + std::to_string(static_cast<int>(fix.safety)) + "\n";
+      for (const analysis::TextEdit& e : fix.edits)
+        s += "    " + std::to_string(e.range.begin) + "-" + std::to_string(e.range.end) + " " +
+             e.replacement + "\n";
+    }
+  }
+  for (const SyntaxError& e : r.syntax_errors)
+    s += "syntax " + std::to_string(e.range.begin) + "-" + std::to_string(e.range.end) + " " + e.message + "\n";
+  return s;
+}
+
+TEST(EngineTest, SameTextTwiceGivesIdenticalResults) {
+  std::string src = kAllRules + "\ndef broken(:\n    pass\n" + kFit;
+  std::string first = serialize(check_source(src, {}));
+  std::string second = serialize(check_source(src, {}));
+  EXPECT_EQ(first, second);
+  // A copy of the text at another address gives the same result too.
+  std::string copy = src;
+  EXPECT_EQ(serialize(check_source(copy, {})), first);
+}
+
+TEST(EngineTest, KnownRules) {
+  EXPECT_TRUE(is_known_rule("TG001"));
+  EXPECT_TRUE(is_known_rule("TG002"));
+  EXPECT_TRUE(is_known_rule("TG003"));
+  EXPECT_FALSE(is_known_rule("tg001"));
+  EXPECT_FALSE(is_known_rule("TG999"));
+  EXPECT_FALSE(is_known_rule(""));
+}
+
+}  // namespace
+}  // namespace preflight::rules
