@@ -158,8 +158,6 @@ struct ModuleModel::Builder {
       } else if (is(c, k.aliased_import)) {
         std::string nm = text(field(c, k.f_name));
         m.imports_[text(field(c, k.f_alias))] = {mod + "." + nm, false};
-      } else if (text(c) == "*") {
-        m.ecosystem_import_ = true;  // `from utils import *` may bring the torch code
       }
     }
   }
@@ -196,7 +194,6 @@ struct ModuleModel::Builder {
         "fairscale", "apex", "bitsandbytes", "torchmetrics", "sentence_transformers", "fairseq",
         "mmcv", "mmengine", "detectron2", "megatron", "einops", "functorch", "torchrl"};
     std::string_view first = mod.substr(0, mod.find('.'));
-    if (mod.starts_with(".")) m.ecosystem_import_ = true;
     for (auto e : kEcosystem)
       if (first == e) m.ecosystem_import_ = true;
   }

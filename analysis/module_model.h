@@ -104,9 +104,8 @@ class ModuleModel {
   // module: the file is torch code, so a loss-like name may be trusted as a last resort.
   bool touches_torch() const { return touches_torch_; }
   // Naming heuristics (a callee named `model`, a value named `loss`) are trusted only here:
-  // the file touches torch, imports a torch-ecosystem package, uses relative or star
-  // imports (its torch code may live next door), or imports nothing at all (a fragment).
-  // A file whose imports are all unrelated (sympy, botocore) is not torch code.
+  // the file touches torch, imports a torch-ecosystem package, or imports nothing at all
+  // (a fragment). A file whose imports are all unrelated (sympy, botocore) is not torch code.
   bool may_be_torch_code() const { return touches_torch_ || !has_imports_ || ecosystem_import_; }
   // Byte offset where a new top-level `import` line can go (after the last one).
   uint32_t import_insertion_offset() const { return import_insert_at_; }
@@ -150,7 +149,7 @@ class ModuleModel {
   bool has_torch_import_ = false;
   bool touches_torch_ = false;
   bool has_imports_ = false;
-  bool ecosystem_import_ = false;  // torch-ecosystem, relative or star import
+  bool ecosystem_import_ = false;  // transformers, lightning, accelerate, timm, ...
   uint32_t import_insert_at_ = 0;
 };
 

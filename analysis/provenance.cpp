@@ -137,12 +137,16 @@ struct Provenance::Interpreter {
     return 0;
   }
 
+  // Only loss names that say "loss" outright seed a graph: `total`, `l` and `cost` name
+  // integers and strings too often (`l = line.strip()`, TG001-P10).
+  static bool is_strong_loss_name(std::string_view name) {
+    return names::is_loss_name(name) && name.find("loss") != std::string_view::npos;
+  }
+
   void seed_parameters(const FunctionInfo& f) {
     for (const Parameter& prm : f.params) {
       Value v = Value::unknown();
-      // Only names that say "loss" outright: `total`, `l` and `cost` are too often integers.
-      if (names::is_loss_name(prm.name) && prm.name.find("loss") != std::string::npos &&
-          m.may_be_torch_code())
+      if (is_strong_loss_name(prm.name) && m.may_be_torch_code())
         v = Value::graph_of(node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)"),
                             /*tensor=*/true, /*naming_only=*/true);
       env[prm.name] = v;
@@ -394,7 +398,7 @@ struct Provenance::Interpreter {
       if (bw != backwarded.end()) {
         v = Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), true);
       } else if (from_call && grad_enabled && m.may_be_torch_code() &&
-                 names::is_loss_name(last_segment(name))) {
+                 is_strong_loss_name(last_segment(name))) {
         v = Value::graph_of(node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)"),
                             /*tensor=*/true, /*naming_only=*/true);
       }

@@ -150,8 +150,11 @@ std::string store_text(const Candidate& c) {
   return {};
 }
 
-std::string hint_for(const Candidate& c, std::string_view stored) {
+std::string hint_for(const Candidate& c, std::string_view stored, bool tensor) {
   std::string s(stored);
+  if (!tensor)
+    return "Store plain numbers (`.item()`) or detached tensors (`.detach()`) taken from " +
+           quote_code(s) + ", not the value itself: it holds tensors that still carry a graph.";
   if (c.kind == StoreKind::Augmented)
     return "Accumulate a Python number instead: `" + c.holder + " += " + s + ".item()`.";
   return "Store `" + s + ".item()` if only the number matters, or `" + s +
@@ -229,7 +232,7 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                 "accumulates per " + std::string(c.in_loop ? "iteration" : "call") +
                 " until memory runs out.";
   }
-  f.hint = hint_for(c, stored.size() <= 40 ? stored : "value");
+  f.hint = hint_for(c, stored.size() <= 40 ? stored : "value", v && v->tensor);
   if (v) f.evidence = evidence_steps(v->why, 5);
   std::string why_persist = c.in_loop
                                 ? "`" + c.holder + "` is not rebound inside the loop, so it outlives every iteration"

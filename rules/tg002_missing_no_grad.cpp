@@ -214,7 +214,12 @@ struct Checker final : RuleCheck {
       fix.edits.push_back({{at, at}, "import torch\n"});
       fix.description = "add @torch.no_grad() (and import torch)";
     }
-    fix.edits.push_back(insert_line_before(ts_node_start_byte(fn.outer), "@" + alias + ".no_grad()", ctx.source));
+    TextEdit decorator = insert_line_before(ts_node_start_byte(fn.outer), "@" + alias + ".no_grad()", ctx.source);
+    if (!fix.edits.empty() && fix.edits.back().range == decorator.range) {
+      fix.edits.back().replacement += decorator.replacement;  // the def directly follows the imports
+      return fix;
+    }
+    fix.edits.push_back(std::move(decorator));
     return fix;
   }
 };

@@ -117,7 +117,8 @@ std::string diff_path(const std::string& path, const fs::path& base_dir) {
   fs::path p(path);
   if (!p.is_absolute() || base_dir.empty()) return path;
   std::string rel = p.lexically_relative(base_dir.lexically_normal()).generic_string();
-  return rel.empty() || rel.starts_with("..") ? path : rel;
+  if (!rel.empty() && !rel.starts_with("..")) return rel;
+  return p.relative_path().generic_string();  // `a/tmp/x.py`, as git writes it, not `a//tmp`
 }
 
 void write_diffs(const std::vector<FileOutcome>& outcomes, const CheckIo& io) {

@@ -128,6 +128,35 @@ TEST(EngineTest, ValidMultiByteTextIsAnalyzed) {
   EXPECT_EQ(codes(r).count("TG003"), 1u);
 }
 
+std::string with_line_endings(std::string_view text, std::string_view eol) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') out += eol;
+    else out += c;
+  }
+  return out;
+}
+
+TEST(EngineTest, CrLfFileIsAnalyzedLikeLf) {
+  CheckResult r = check_source(with_line_endings(kFit, "\r\n"), {});
+  EXPECT_TRUE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+}
+
+TEST(EngineTest, LoneCrFileIsAnalyzedLikeLf) {
+  // Python reads a lone \r as a line break (and LineIndex splits there too).
+  CheckResult r = check_source(with_line_endings(kFit, "\r"), {});
+  EXPECT_TRUE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+}
+
+TEST(EngineTest, ByteOrderMarkIsNotASyntaxError) {
+  CheckResult r = check_source("\xEF\xBB\xBF" + kFit, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+}
+
 TEST(EngineTest, NulByteIsNotText) {
   std::string src = kFit + std::string(1, '\0') + "x = 1\n";
   CheckResult r = check_source(src, {});
@@ -160,7 +189,9 @@ TEST(EngineTest, SyntaxErrorInOneFunctionStillReportsAnother) {
   EXPECT_LT(r.syntax_errors[0].range.begin, src.find("def fit"));
   ASSERT_EQ(codes(r).count("TG003"), 1u) << describe(r);
   for (const Finding& f : r.findings) {
-    if (f.code == "TG003") EXPECT_GT(f.range.begin, src.find("def fit"));
+    if (f.code == "TG003") {
+      EXPECT_GT(f.range.begin, src.find("def fit"));
+    }
   }
 }
 

@@ -349,6 +349,18 @@ TEST(ModuleModelTest, ParameterAnnotatedModuleIsModel) {
   EXPECT_KIND(p.model.kind_of("o", scope), ValueKind::Optimizer);
 }
 
+TEST(ModuleModelTest, AnnotatedModuleParameterMovedToADeviceStaysAModel) {
+  // `m = m.to(device)` rebinds the parameter to itself: still the annotated module.
+  Parsed p(
+      "import torch.nn as nn\n"
+      "def run(m: nn.Module, device):\n"
+      "    m = m.to(device)\n"
+      "    return m\n");
+  int scope = p.function_scope("run");
+  EXPECT_KIND(p.model.kind_of("m", scope), ValueKind::Model);
+  EXPECT_TRUE(p.model.is_model("m", scope));
+}
+
 TEST(ModuleModelTest, ParameterAnnotatedWithLocalModuleClassIsModel) {
   Parsed p(
       "import torch.nn as nn\n"
@@ -369,6 +381,13 @@ TEST(ModuleModelTest, TupleUnpackingOfPrepareGivesEachTargetItsArgumentsKind) {
   EXPECT_KIND(p.model.kind_of("model", 0), ValueKind::Model);
   EXPECT_TRUE(p.model.is_optimizer("opt", 0));
   EXPECT_FALSE(p.model.is_model("opt", 0));
+}
+
+TEST(ModuleModelTest, NnParameterIsNotAModel) {
+  // nn.Parameter wraps a tensor; it is not a module.
+  Parsed p("import torch\nimport torch.nn as nn\nw = nn.Parameter(torch.zeros(3))\n");
+  EXPECT_NE(p.model.kind_of("w", 0), ValueKind::Model);
+  EXPECT_FALSE(p.model.is_model("w", 0));
 }
 
 TEST(ModuleModelTest, ChainedMethodsReturningTheReceiverKeepItsKind) {
@@ -495,6 +514,17 @@ TEST(ModuleModelTest, PytestAndUnittestFunctionsAreTestFunctions) {
   EXPECT_TRUE(p.model.is_test_function(p.function_index("check_it")));
   EXPECT_FALSE(p.model.is_test_function(p.function_index("helper")));
   EXPECT_FALSE(p.model.is_test_function(p.function_index("method")));
+}
+
+TEST(ModuleModelTest, MethodOfASubclassOfALocalTestCaseIsATestFunction) {
+  Parsed p(
+      "import unittest\n"
+      "class Base(unittest.TestCase):\n"
+      "    pass\n"
+      "class T(Base):\n"
+      "    def check_it(self):\n"
+      "        pass\n");
+  EXPECT_TRUE(p.model.is_test_function(p.function_index("check_it")));
 }
 
 }  // namespace

@@ -139,6 +139,42 @@ TEST(ProvenanceTest, StatementLevelSetGradEnabledFalseDisablesLaterForwardPasses
   EXPECT_FALSE(t.prov.in_no_grad(t.find("model(x)", "restored = ")));
 }
 
+TEST(ProvenanceTest, EnableGradInsideANoGradFunctionRestoresTheGraph) {
+  Traced t(
+      "import torch\n"
+      "@torch.no_grad()\n"
+      "def attack(model, x):\n"
+      "    with torch.enable_grad():\n"
+      "        inside = model(x)\n"
+      "    outside = model(x)\n");
+  EXPECT_EQ(t.value("model(x)", "inside = ").graph, Graph::Yes);
+  EXPECT_EQ(t.value("model(x)", "outside = ").graph, Graph::Free);
+}
+
+TEST(ProvenanceTest, InferenceModeFalseDoesNotDisableTheGraph) {
+  Traced t(
+      "import torch\n"
+      "def f(model, x):\n"
+      "    with torch.inference_mode(False):\n"
+      "        a = model(x)\n"
+      "    with torch.inference_mode(mode=False):\n"
+      "        b = model(x)\n");
+  EXPECT_EQ(t.value("model(x)", "a = ").graph, Graph::Yes);
+  EXPECT_EQ(t.value("model(x)", "b = ").graph, Graph::Yes);
+}
+
+TEST(ProvenanceTest, SetGradEnabledFalseOnOnlyOneBranchDoesNotProveLaterCodeFree) {
+  Traced t(
+      "import torch\n"
+      "def f(model, x, frozen):\n"
+      "    if frozen:\n"
+      "        torch.set_grad_enabled(False)\n"
+      "    y = model(x)\n");
+  // On the path where `frozen` is false autograd is on, so `y` may carry a graph.
+  EXPECT_NE(t.value("model(x)", "y = ").graph, Graph::Free);
+  EXPECT_FALSE(t.prov.in_no_grad(t.find("model(x)", "y = ")));
+}
+
 TEST(ProvenanceTest, SetGradEnabledFalseAsContextManagerIsScoped) {
   Traced t(
       "import torch\n"
@@ -252,6 +288,23 @@ TEST(ProvenanceTest, HelperReturningATupleGivesEachTargetItsElement) {
       "    use_number = number\n");
   EXPECT_EQ(t.value("graph_part", "use_graph = ").graph, Graph::Yes);
   EXPECT_EQ(t.value("number", "use_number = ").graph, Graph::Free);
+}
+
+TEST(ProvenanceTest, RecursiveHelpersTerminate) {
+  Traced t(
+      "import torch.nn as nn\n"
+      "net = nn.Linear(2, 2)\n"
+      "def ping(x, n):\n"
+      "    if n:\n"
+      "        return pong(x, n - 1)\n"
+      "    return net(x)\n"
+      "def pong(x, n):\n"
+      "    return ping(x, n)\n"
+      "def caller(x):\n"
+      "    r = ping(x, 3)\n");
+  // One of them returns a forward pass on some path, and nothing proves the other free.
+  EXPECT_NE(t.value("ping(x, 3)").graph, Graph::Free);
+  EXPECT_EQ(t.prov.return_value(t.function_index("ping")).graph, Graph::Yes);
 }
 
 TEST(ProvenanceTest, BackwardConsumesTheGraphOfTheLossReadLater) {

@@ -42,6 +42,20 @@ TEST(SuppressionsTest, NoqaWithSeveralCodes) {
   EXPECT_EQ(d.codes, (Codes{"TG001", "TG013"}));
 }
 
+TEST(SuppressionsTest, NoqaWithWhitespaceSeparatedCodes) {
+  // flake8 and ruff accept codes separated by whitespace as well as by commas.
+  CommentDirective d = parse_comment("# noqa: TG001 TG003");
+  EXPECT_TRUE(d.suppression);
+  EXPECT_FALSE(d.all);
+  EXPECT_EQ(d.codes, (Codes{"TG001", "TG003"}));
+}
+
+TEST(SuppressionsTest, NoqaWithoutSpaceAfterHash) {
+  CommentDirective d = parse_comment("#noqa");
+  EXPECT_TRUE(d.suppression);
+  EXPECT_TRUE(d.all);
+}
+
 TEST(SuppressionsTest, NoqaWithoutColonIsBlanket) {
   CommentDirective d = parse_comment("# noqa TG003");
   EXPECT_TRUE(d.suppression);
