@@ -17,6 +17,15 @@ uint32_t sequence_length(unsigned char lead) {
   return 1;
 }
 
+// Length of the character starting at `i`: its lead byte's length when every continuation
+// byte is present, else 1 (malformed text advances byte by byte, never past `end`).
+uint32_t char_length(std::string_view text, uint32_t i, uint32_t end) {
+  uint32_t len = sequence_length(static_cast<unsigned char>(text[i]));
+  for (uint32_t k = 1; k < len; ++k)
+    if (i + k >= end || !is_continuation(static_cast<unsigned char>(text[i + k]))) return 1;
+  return len;
+}
+
 uint32_t units_of(uint32_t seq_len, ColumnUnit unit) {
   switch (unit) {
     case ColumnUnit::Utf8Bytes: return seq_len;
@@ -64,11 +73,10 @@ LineColumn LineIndex::to_line_column(uint32_t offset, ColumnUnit unit) const {
   uint32_t line = static_cast<uint32_t>(it - line_starts_.begin()) - 1;
   uint32_t column = 0;
   for (uint32_t i = line_starts_[line]; i < offset;) {
-    uint32_t len = sequence_length(static_cast<unsigned char>(text_[i]));
-    uint32_t next = std::min<uint32_t>(i + len, static_cast<uint32_t>(text_.size()));
-    if (next > offset) break;  // offset is inside this character
+    uint32_t len = char_length(text_, i, static_cast<uint32_t>(text_.size()));
+    if (i + len > offset) break;  // offset is inside this character
     column += units_of(len, unit);
-    i = next;
+    i += len;
   }
   return {line, column};
 }
@@ -79,10 +87,7 @@ uint32_t LineIndex::to_offset(LineColumn pos, ColumnUnit unit) const {
   uint32_t end = line_end(pos.line);
   uint32_t column = 0;
   while (i < end && column < pos.column) {
-    uint32_t len = sequence_length(static_cast<unsigned char>(text_[i]));
-    // Stop on a truncated sequence rather than reading past the line.
-    for (uint32_t k = 1; k < len; ++k)
-      if (i + k >= end || !is_continuation(static_cast<unsigned char>(text_[i + k]))) len = 1;
+    uint32_t len = char_length(text_, i, end);
     column += units_of(len, unit);
     i += len;
   }

@@ -330,9 +330,16 @@ const Parameter* ModuleModel::parameter(std::string_view name, int scope) const 
 bool ModuleModel::is_test_function(int function) const {
   const FunctionInfo& f = functions_[function];
   if (f.name.starts_with("test_")) return true;
-  if (f.class_index < 0) return false;
-  for (const std::string& base : classes_[f.class_index].bases)
-    if (base.ends_with("TestCase")) return true;
+  // Follow local base classes: `class T(Base)` with `class Base(unittest.TestCase)`.
+  for (int cls = f.class_index, hops = 0; cls >= 0 && hops < 16; ++hops) {
+    int next = -1;
+    for (const std::string& base : classes_[cls].bases) {
+      if (base.ends_with("TestCase")) return true;
+      int local = class_named(base.substr(base.rfind('.') + 1));
+      if (local >= 0 && local != cls) next = local;
+    }
+    cls = next;
+  }
   return false;
 }
 
@@ -385,8 +392,11 @@ ValueKind ModuleModel::kind_of_uncached(std::string_view dotted, int scope, int 
     }
   }
   if (best == ValueKind::Unknown && dotted.find('.') == std::string_view::npos) {
-    if (const Parameter* p = parameter(dotted, scope); p && !is_null(p->annotation))
-      best = kind_from_annotation(p->annotation);
+    // `def run(m: nn.Module): m = m.to(device)`: the annotation still tells what `m` is.
+    int f = enclosing_function(scope);
+    if (f >= 0)
+      for (const Parameter& p : functions_[f].params)
+        if (p.name == dotted && !is_null(p.annotation)) best = kind_from_annotation(p.annotation);
   }
   return best;
 }
@@ -477,6 +487,7 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
   if (leaf == "deepcopy") return classify_value(positional_arg(call, 0), scope, -1, depth + 1);
   if (names::is_model_wrapper(leaf) || is_module_class(leaf)) return ValueKind::Model;
   bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
+  if (leaf.starts_with("Parameter") || leaf == "Buffer") return ValueKind::Other;  // tensors
   if (torch_nn && !names::is_functional_loss(leaf) &&
       std::isupper(static_cast<unsigned char>(leaf[0])))
     return ValueKind::Model;

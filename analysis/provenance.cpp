@@ -125,7 +125,9 @@ struct Provenance::Interpreter {
       if (d) leaf = last_segment(*d);
     }
     if (leaf == "no_grad" || leaf == "inference_mode") {
-      if (!is_null(call) && leaf == "inference_mode" && is(positional_arg(call, 0), k.false_)) return 0;
+      if (!is_null(call) && leaf == "inference_mode" &&
+          (is(positional_arg(call, 0), k.false_) || is(keyword_arg(call, "mode", src), k.false_)))
+        return 0;
       return -1;
     }
     if (leaf == "enable_grad") return 1;
@@ -432,25 +434,33 @@ struct Provenance::Interpreter {
   void walk_if(TSNode s) {
     eval(field(s, k.f_condition));
     Env before = env;
+    bool grad_before = grad_enabled;
     walk_block(field(s, k.f_consequence));
     Env merged = env;
+    // Autograd is off after the `if` only when every path turned it off.
+    bool any_enabled = grad_enabled;
     bool has_else = false;
     uint32_t n = ts_node_named_child_count(s);
     for (uint32_t i = 0; i < n; ++i) {
       TSNode c = ts_node_named_child(s, i);
       if (is(c, k.elif_clause)) {
         env = before;
+        grad_enabled = grad_before;
         eval(field(c, k.f_condition));
         walk_block(field(c, k.f_consequence));
         merged = join_envs(merged, env);
+        any_enabled = any_enabled || grad_enabled;
       } else if (is(c, k.else_clause)) {
         has_else = true;
         env = before;
+        grad_enabled = grad_before;
         walk_block(field(c, k.f_body));
         merged = join_envs(merged, env);
+        any_enabled = any_enabled || grad_enabled;
       }
     }
     env = has_else ? merged : join_envs(merged, before);
+    grad_enabled = any_enabled || (!has_else && grad_before);
   }
 
   template <typename Body>

@@ -12,6 +12,16 @@ std::string_view trim_left(std::string_view s) {
   return s;
 }
 
+// `TG003`, `E501`: letters then digits, ending at a word boundary.
+bool looks_like_code(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+  size_t letters = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  bool boundary = i == s.size() || !std::isalnum(static_cast<unsigned char>(s[i]));
+  return letters > 0 && i > letters && boundary;
+}
+
 bool consume(std::string_view& s, std::string_view word) {
   if (!s.starts_with(word)) return false;
   s.remove_prefix(word.size());
@@ -40,8 +50,11 @@ bool parse_codes(std::string_view rest, CommentDirective& d) {
     d.codes.insert(code);
     r.remove_prefix(n);
     r = trim_left(r);
-    if (r.empty() || r.front() != ',') break;
-    r.remove_prefix(1);
+    if (!r.empty() && r.front() == ',') {
+      r.remove_prefix(1);
+      continue;
+    }
+    if (!looks_like_code(r)) break;  // `# noqa: TG001 TG003`, as flake8 and ruff accept
   }
   if (d.codes.empty()) d.all = true;
   return true;

@@ -1,6 +1,7 @@
 #include "rules/engine.h"
 
 #include <algorithm>
+#include <string>
 
 #include "analysis/line_index.h"
 #include "analysis/suppressions.h"
@@ -31,6 +32,12 @@ size_t first_invalid_byte(std::string_view text) {
     if (len == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + len > text.size()) return i;
     for (size_t k = 1; k < len; ++k)
       if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+    // The second byte's range rules out overlong forms, UTF-16 surrogates and code points
+    // above U+10FFFF (RFC 3629, table 3-7 of the Unicode standard).
+    auto c1 = static_cast<unsigned char>(text[i + 1]);
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
+        (c == 0xF4 && c1 > 0x8F))
+      return i;
     i += len;
   }
   return std::string_view::npos;
@@ -55,6 +62,15 @@ uint32_t max_depth(TSNode root) {
   }
   ts_tree_cursor_delete(&c);
   return deepest;
+}
+
+// Python accepts a lone \r as a line break; the grammar does not. Replacing each lone \r by
+// \n keeps every byte offset, so the tree still describes the original text.
+std::string parse_view(std::string_view text) {
+  std::string copy(text);
+  for (size_t i = 0; i < copy.size(); ++i)
+    if (copy[i] == '\r' && (i + 1 == copy.size() || copy[i + 1] != '\n')) copy[i] = '\n';
+  return copy;
 }
 
 bool enabled(const RuleMeta& rule, const CheckOptions& options) {
@@ -89,7 +105,7 @@ CheckResult check_source(std::string_view text, const CheckOptions& options) {
                            std::to_string(bad);
     return result;
   }
-  SyntaxTree tree = SyntaxTree::parse(text);
+  SyntaxTree tree = SyntaxTree::parse(parse_view(text));
   TSNode root = tree.root();
   LineIndex lines(text);
   Suppressions suppressions = scan_suppressions(root, text, lines);

@@ -26,9 +26,11 @@ TextEdit insert_line_before(uint32_t offset, std::string_view line, std::string_
   uint32_t indent_end = start;
   while (indent_end < src.size() && (src[indent_end] == ' ' || src[indent_end] == '\t')) ++indent_end;
   std::string_view indent = src.substr(start, indent_end - start);
-  // Keep the file's own line ending style.
-  size_t nl = src.find('\n');
-  std::string eol = (nl != std::string_view::npos && nl > 0 && src[nl - 1] == '\r') ? "\r\n" : "\n";
+  // Keep the line ending style of the line we insert before.
+  size_t brk = src.find_first_of("\r\n", offset);
+  std::string eol = "\n";
+  if (brk != std::string_view::npos && src[brk] == '\r')
+    eol = brk + 1 < src.size() && src[brk + 1] == '\n' ? "\r\n" : "\r";
   return {{start, start}, std::string(indent) + std::string(line) + eol};
 }
 
