@@ -208,7 +208,12 @@ struct ModuleModel::Builder {
     m.touches_torch_ = true;
     int f = m.enclosing_function(scope);
     // Nested functions are separate units: only the innermost function is marked.
-    if (f >= 0) m.functions_[f].calls_backward = true;
+    if (f >= 0) {
+      m.functions_[f].calls_backward = true;
+      m.functions_[f].backward_calls.push_back(n);
+    } else {
+      m.module_backward_calls_.push_back(n);
+    }
   }
 
   void on_return(TSNode n, int scope) {

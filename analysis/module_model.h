@@ -45,6 +45,7 @@ struct FunctionInfo {
   std::vector<Parameter> params;
   std::vector<TSNode> returns;  // return statements of this function (not of nested ones)
   bool calls_backward = false;  // a call whose leaf is `backward`, outside nested functions
+  std::vector<TSNode> backward_calls;  // those calls, in source order
 };
 
 struct ClassInfo {
@@ -107,6 +108,8 @@ class ModuleModel {
   // the file touches torch, imports a torch-ecosystem package, or imports nothing at all
   // (a fragment). A file whose imports are all unrelated (sympy, botocore) is not torch code.
   bool may_be_torch_code() const { return touches_torch_ || !has_imports_ || ecosystem_import_; }
+  // `.backward()` calls of the module's top level (outside every function).
+  const std::vector<TSNode>& module_backward_calls() const { return module_backward_calls_; }
   // Byte offset where a new top-level `import` line can go (after the last one).
   uint32_t import_insertion_offset() const { return import_insert_at_; }
 
@@ -149,6 +152,7 @@ class ModuleModel {
   bool has_torch_import_ = false;
   bool touches_torch_ = false;
   bool has_imports_ = false;
+  std::vector<TSNode> module_backward_calls_;
   bool ecosystem_import_ = false;  // transformers, lightning, accelerate, timm, ...
   uint32_t import_insert_at_ = 0;
 };

@@ -87,13 +87,13 @@ struct Provenance::Interpreter {
   void run() {
     const Scope& sc = m.scopes()[scope];
     if (sc.kind == ScopeKind::Module) {
-      collect_backwarded(sc.node);
+      for (TSNode call : m.module_backward_calls()) note_backward(call);
       walk_block(sc.node);
       return;
     }
     const FunctionInfo& f = m.functions()[sc.function];
     grad_enabled = !decorated_no_grad(f);
-    collect_backwarded(field(f.node, k.f_body));
+    for (TSNode call : f.backward_calls) note_backward(call);
     seed_parameters(f);
     walk_block(field(f.node, k.f_body));
   }
@@ -156,13 +156,6 @@ struct Provenance::Interpreter {
   }
 
   // Names whose `.backward()` this unit calls: proof that they carry a graph.
-  void collect_backwarded(TSNode n) {
-    TSSymbol s = sym(n);
-    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
-    if (s == k.call && callee_leaf(n, src) == "backward") note_backward(n);
-    for_each_named_child(n, [&](TSNode c) { collect_backwarded(c); });
-  }
-
   void note_backward(TSNode call) {
     TSNode callee = field(call, k.f_function);
     if (!is(callee, k.attribute)) return;

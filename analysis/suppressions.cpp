@@ -1,5 +1,6 @@
 #include "analysis/suppressions.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "analysis/names.h"
@@ -109,7 +110,9 @@ Suppressions scan_suppressions(TSNode root, std::string_view src, const LineInde
   Suppressions out;
   const TSSymbol comment = kinds().comment;
   TSTreeCursor c = ts_tree_cursor_new(root);
+  uint32_t depth = 0;
   for (bool more = true; more;) {
+    out.max_depth = std::max(out.max_depth, depth);
     TSNode n = ts_tree_cursor_current_node(&c);
     if (ts_node_symbol(n) == comment) {
       CommentDirective d = parse_comment(text_of(n, src));
@@ -122,12 +125,16 @@ Suppressions scan_suppressions(TSNode root, std::string_view src, const LineInde
         s.comment = range_of(n);
       }
     }
-    if (ts_tree_cursor_goto_first_child(&c)) continue;
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      ++depth;
+      continue;
+    }
     while (!ts_tree_cursor_goto_next_sibling(&c)) {
       if (!ts_tree_cursor_goto_parent(&c)) {
         more = false;
         break;
       }
+      --depth;
     }
   }
   ts_tree_cursor_delete(&c);

@@ -26,6 +26,7 @@ struct LineSuppression {
 
 struct Suppressions {
   bool skip_file = false;
+  uint32_t max_depth = 0;  // deepest node level seen by the scan (the engine's depth guard)
   std::unordered_map<uint32_t, LineSuppression> by_line;  // 0-based line -> suppression
 
   // Suppressed when any line of the finding's span carries a matching suppression.

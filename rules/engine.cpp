@@ -43,27 +43,6 @@ size_t first_invalid_byte(std::string_view text) {
   return std::string_view::npos;
 }
 
-uint32_t max_depth(TSNode root) {
-  TSTreeCursor c = ts_tree_cursor_new(root);
-  uint32_t depth = 0, deepest = 0;
-  for (;;) {
-    deepest = std::max(deepest, depth);
-    if (deepest > kMaxDepth) break;
-    if (ts_tree_cursor_goto_first_child(&c)) {
-      ++depth;
-      continue;
-    }
-    bool moved = false;
-    while (!(moved = ts_tree_cursor_goto_next_sibling(&c))) {
-      if (!ts_tree_cursor_goto_parent(&c)) break;
-      --depth;
-    }
-    if (!moved) break;
-  }
-  ts_tree_cursor_delete(&c);
-  return deepest;
-}
-
 // Python accepts a lone \r as a line break; the grammar does not. Replacing each lone \r by
 // \n keeps every byte offset, so the tree still describes the original text.
 std::string parse_view(std::string_view text) {
@@ -115,7 +94,7 @@ CheckResult check_source(std::string_view text, const CheckOptions& options) {
   }
   SyntaxErrorSummary errors = find_syntax_errors(root);
   if (errors.count > 0) result.syntax_errors.push_back({errors.first, "syntax error"});
-  if (max_depth(root) > kMaxDepth) {
+  if (suppressions.max_depth > kMaxDepth) {
     result.syntax_errors.push_back({range_of(root), "too deeply nested to analyze"});
     return result;
   }
