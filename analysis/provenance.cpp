@@ -120,9 +120,10 @@ struct Provenance::Interpreter {
     if (is(e, k.call)) {
       call = e;
       leaf = callee_leaf(e, src);
-    } else if (bare_ok && (is(e, k.attribute) || is(e, k.identifier))) {
-      auto d = dotted_name(e, src);
-      if (d) leaf = last_segment(*d);
+    } else if (bare_ok && is(e, k.identifier)) {
+      leaf = text_of(e, src);  // @no_grad
+    } else if (bare_ok && is(e, k.attribute)) {
+      leaf = text_of(field(e, k.f_attribute), src);  // @torch.no_grad
     }
     if (leaf == "no_grad" || leaf == "inference_mode") {
       if (!is_null(call) && leaf == "inference_mode" &&
