@@ -40,7 +40,7 @@ class CurrentDirGuard {
 TEST(Discovery, WalksRecursivelyForPyFilesInSortedOrder) {
   TempDir dir;
   for (const char* name : {"b.py", "a.py", "pkg.py", "pkg/m.py", "pkg/deep/z.py", "notes.txt",
-                           "stub.pyi", "a.pyc"})
+                           "types.pyi", "a.pyc"})
     dir.write(name, "x = 1\n");
   DiscoveryResult r = discover({dir.path().string()});
   EXPECT_EQ(relative_paths(r, dir.path()),
