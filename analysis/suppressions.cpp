@@ -86,6 +86,7 @@ void parse_segment(std::string_view seg, CommentDirective& d) {
     if (parse_codes(seg, tmp)) {
       d.suppression = true;
       d.all = d.all || tmp.all;
+      d.own_blanket = d.own_blanket || tmp.all;
       d.codes.insert(tmp.codes.begin(), tmp.codes.end());
     }
   }
@@ -121,6 +122,7 @@ Suppressions scan_suppressions(TSNode root, std::string_view src, const LineInde
         uint32_t line = lines.to_line_column(ts_node_start_byte(n), ColumnUnit::Utf8Bytes).line;
         LineSuppression& s = out.by_line[line];
         s.all = s.all || d.all;
+        s.own_blanket = s.own_blanket || d.own_blanket;
         s.codes.insert(d.codes.begin(), d.codes.end());
         s.comment = range_of(n);
       }
@@ -141,13 +143,16 @@ Suppressions scan_suppressions(TSNode root, std::string_view src, const LineInde
   return out;
 }
 
-bool Suppressions::suppresses(const Finding& f, const LineIndex& lines) const {
+bool Suppressions::suppresses(const Finding& f, const LineIndex& lines) {
   if (by_line.empty()) return false;
   uint32_t first = lines.to_line_column(f.range.begin, ColumnUnit::Utf8Bytes).line;
   uint32_t last = lines.to_line_column(f.range.end, ColumnUnit::Utf8Bytes).line;
   for (uint32_t l = first; l <= last; ++l) {
     auto it = by_line.find(l);
-    if (it != by_line.end() && (it->second.all || it->second.codes.count(f.code))) return true;
+    if (it != by_line.end() && (it->second.all || it->second.codes.count(f.code))) {
+      it->second.used.insert(f.code);
+      return true;
+    }
   }
   return false;
 }

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "analysis/findings.h"
 #include "analysis/line_index.h"
@@ -22,6 +23,9 @@ struct LineSuppression {
   bool all = false;
   std::set<std::string> codes;
   ByteRange comment;
+  std::set<std::string> used;  // codes of the findings it suppressed
+  bool own_blanket = false;     // `# preflight: ignore` without codes (a bare `# noqa` may
+                                // serve flake8 or ruff, so it is never reported unused)
 };
 
 struct Suppressions {
@@ -29,8 +33,27 @@ struct Suppressions {
   uint32_t max_depth = 0;  // deepest node level seen by the scan (the engine's depth guard)
   std::unordered_map<uint32_t, LineSuppression> by_line;  // 0-based line -> suppression
 
-  // Suppressed when any line of the finding's span carries a matching suppression.
-  bool suppresses(const Finding& f, const LineIndex& lines) const;
+  // Suppressed when any line of the finding's span carries a matching suppression. Records
+  // which suppression was used, for unused-suppression reports.
+  bool suppresses(const Finding& f, const LineIndex& lines);
+
+  // Suppressions that silenced nothing: `code` empty for a blanket one, else one entry per
+  // listed code of ours (`is_ours`) that matched no finding.
+  struct Unused {
+    ByteRange comment;
+    std::string code;
+  };
+  template <typename IsOurs>
+  std::vector<Unused> unused(IsOurs&& is_ours) const {
+    std::vector<Unused> out;
+    for (const auto& [line, s] : by_line) {
+      if (s.all && s.own_blanket && s.used.empty()) out.push_back({s.comment, {}});
+      if (s.all) continue;
+      for (const std::string& c : s.codes)
+        if (is_ours(c) && !s.used.count(c)) out.push_back({s.comment, c});
+    }
+    return out;
+  }
 };
 
 Suppressions scan_suppressions(TSNode root, std::string_view src, const LineIndex& lines);
@@ -40,6 +63,7 @@ struct CommentDirective {
   bool skip_file = false;
   bool suppression = false;
   bool all = false;
+  bool own_blanket = false;  // the blanket form came from `preflight: ignore`
   std::set<std::string> codes;
 };
 CommentDirective parse_comment(std::string_view comment);

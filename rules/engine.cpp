@@ -116,6 +116,15 @@ CheckResult check_source(std::string_view text, const CheckOptions& options) {
   for (auto& check : checks) check->finish(found);
   for (Finding& f : found)
     if (!suppressions.suppresses(f, lines)) result.findings.push_back(std::move(f));
+  auto ran = [&](const std::string& code) {
+    const RuleMeta* rule = find_rule(code);
+    return rule && enabled(*rule, options);
+  };
+  for (auto& u : suppressions.unused(ran)) result.unused_suppressions.push_back({u.comment, u.code});
+  std::sort(result.unused_suppressions.begin(), result.unused_suppressions.end(),
+            [](const UnusedSuppression& a, const UnusedSuppression& b) {
+              return a.comment.begin != b.comment.begin ? a.comment.begin < b.comment.begin : a.code < b.code;
+            });
   std::stable_sort(result.findings.begin(), result.findings.end(), finding_order);
   return result;
 }

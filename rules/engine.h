@@ -29,11 +29,19 @@ enum class FileStatus {
   NotText,      // not valid UTF-8, or contains NUL bytes: not analysed
 };
 
+// A suppression comment that silenced nothing (`code` empty: a blanket `# noqa`).
+struct UnusedSuppression {
+  analysis::ByteRange comment;
+  std::string code;
+};
+
 struct CheckResult {
   FileStatus status = FileStatus::Analyzed;
   std::string status_reason;             // why NotText, for the user
   std::vector<analysis::Finding> findings;  // suppressions applied, sorted by position, code
   std::vector<SyntaxError> syntax_errors;
+  // Only for rules that ran: a `# noqa: TG004` is not unused when TG004 was not selected.
+  std::vector<UnusedSuppression> unused_suppressions;
 };
 
 CheckResult check_source(std::string_view text, const CheckOptions& options);
