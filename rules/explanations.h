@@ -88,4 +88,264 @@ Not flagged
   step is in the outer loop, saliency maps); Lightning, Fabric and distributed-autograd
   backwards, and methods of a LightningModule, whose trainer clears gradients.)";
 
+inline constexpr std::string_view kExplainTG005 = R"(Why it costs money
+  Cross-entropy is log-softmax followed by NLL: it normalises its input itself. Handing it
+  probabilities normalises twice, which squashes the scores toward uniform and shrinks the
+  gradient; the run does not crash, it just learns slowly or plateaus at a worse accuracy,
+  and the GPU hours are spent anyway. NLL is the mirror case: it expects log-probabilities,
+  so given probabilities it optimises the wrong quantity.
+
+Example
+  loss = F.cross_entropy(F.softmax(model(xb), dim=1), yb)
+  head = nn.Sequential(nn.Linear(512, 10), nn.Softmax(dim=-1))   # with CrossEntropyLoss
+
+The fix
+  loss = F.cross_entropy(model(xb), yb)           # logits in; softmax only for reporting
+  loss = F.nll_loss(F.log_softmax(model(xb), dim=1), yb)
+  For an inline activation a fix is offered: cross-entropy gets the activation's input (the
+  receiver of `z.softmax(1)`, never its dim); NLL gets `log_softmax` instead of `softmax`.
+  log_softmax before cross-entropy computes the same loss (log-softmax is idempotent), so
+  it is reported as a warning about redundant work, not as a convergence bug. A Sequential
+  ending in Softmax is a warning: the file's loss pairing is what makes it wrong.
+
+Not flagged
+  log_softmax into NLL; softmax used only for reporting probabilities; Softmax layers that
+  are not the last layer of an nn.Sequential (attention normalisation); activations and
+  criteria read from their bindings, so `self.softmax = nn.LogSoftmax(dim=1)` into NLL is
+  correct however it is named, and a criterion or activation whose binding cannot be seen
+  (a parameter, another file) is not guessed; a variable is judged by the assignments that
+  reach the loss in the same function, not by a same-named variable elsewhere.)";
+
+inline constexpr std::string_view kExplainTG006 = R"(Why it costs money
+  BCEWithLogitsLoss / binary_cross_entropy_with_logits apply a sigmoid to their input
+  themselves; BCELoss / binary_cross_entropy need probabilities in [0, 1]. A sigmoid before
+  the with-logits loss squashes twice: predictions are confined to a narrow band around 0.5,
+  the gradient shrinks, and the run trains for hours without learning. Raw scores into plain
+  BCE make the run fail: PyTorch rejects inputs outside [0, 1] (a device-side assertion on
+  CUDA; older versions produced nan). A sigmoid before plain BCE is mathematically right
+  but fragile: the log of a saturated sigmoid loses precision and is clamped at -100.
+
+Example
+  crit = nn.BCEWithLogitsLoss()
+  loss = crit(torch.sigmoid(model(xb)), yb)       # sigmoid applied twice
+
+The fix
+  loss = crit(model(xb), yb)                       # raw scores into the fused loss
+  For an inline sigmoid before the with-logits loss a fix is offered: the call becomes its
+  input (the receiver of `z.sigmoid()`). The fused loss is preferred even where the pairing
+  is correct, because it is computed stably (log-sum-exp). A Sequential ending in
+  nn.Sigmoid() in a file that uses the with-logits loss is a warning.
+
+Not flagged
+  Raw scores into the with-logits loss; plain BCE on values whose chain applies a sigmoid,
+  softmax or clamp (followed through the assignments reaching the loss, local helpers, and
+  model classes defined in this file, e.g. a discriminator ending in nn.Sigmoid()); plain
+  BCE on parameters or values whose graph cannot be shown; criteria whose binding cannot be
+  seen; a stand-alone nn.Sigmoid() that is not the last layer of a Sequential; a
+  same-named criterion bound to another class in another function.)";
+
+inline constexpr std::string_view kExplainTG004 = R"(Why it costs money
+  With `num_workers` unset (the default is 0) or 0, the training process itself reads,
+  decodes and collates every batch, and the GPU sits idle while it does: utilisation shows a
+  sawtooth, busy for the step and empty for the load. On a multi-GPU node every rank pays it,
+  so the idle time multiplies. Without `pin_memory=True` batches live in pageable host memory:
+  the copy to the device goes through a staging buffer and cannot overlap with compute, even
+  with `non_blocking=True`.
+
+Example
+  device = torch.device("cuda")
+  loader = DataLoader(train_set, batch_size=128, shuffle=True)
+
+The fix
+  loader = DataLoader(train_set, batch_size=128, shuffle=True,
+                      num_workers=8, pin_memory=True, persistent_workers=True)
+  and move batches with `xb.to(device, non_blocking=True)`. A rule of thumb is about 4
+  workers per GPU, bounded by the CPU cores. `pin_memory=True` is offered as a fix when the
+  keyword is absent, labelled unsafe (not applied by --fix): a dataset whose items are already
+  CUDA tensors works unpinned but raises once pinned. The worker count is not offered, because
+  the right value depends on the host.
+
+Not flagged
+  Files that do not target CUDA, read from code (a "cuda" device string, `.cuda()`,
+  `torch.cuda.*`, `.to(<device index>)`, `device_ids=`, an Accelerate `Accelerator`, a DeepSpeed
+  engine), never from comments or strings that merely mention it; values that are not
+  literals (`num_workers=args.workers` is trusted); keywords a `*args` / `**kwargs` splat may
+  carry (and no keyword is ever appended after one); datasets already on the device, where
+  workers and pinning do not apply; a `DataLoader` name bound to something other than torch's
+  loader. It is a note: the code is correct, only not tuned.)";
+
+inline constexpr std::string_view kExplainTG012 = R"(Why it costs money
+  Under DistributedDataParallel each process builds its own `DataLoader`. Without a
+  `DistributedSampler` every rank iterates the whole dataset in the same order, so all N GPUs
+  compute gradients from the same batches, all-reduce identical gradients, and the job trains
+  like one GPU on the full data while paying for N. It looks like "poor scaling": epochs take as
+  long as before and accuracy per epoch does not improve. `shuffle=True` does not help, since
+  every rank shuffles with the same seed. An evaluation loader without a sampler scores the
+  complete evaluation set on every rank: correct but N times the work.
+
+Example
+  dist.init_process_group("nccl")
+  model = DistributedDataParallel(model, device_ids=[local_rank])
+  loader = DataLoader(train_set, batch_size=64, shuffle=True)
+
+The fix
+  sampler = DistributedSampler(train_set)           # shuffles per epoch, shards by rank
+  loader = DataLoader(train_set, batch_size=64, sampler=sampler)
+  for epoch in range(epochs):
+      sampler.set_epoch(epoch)                      # a different shuffle every epoch
+  `sampler=` and `shuffle=True` cannot be combined. For evaluation use
+  `DistributedSampler(val_set, shuffle=False)` and reduce the metric, or evaluate on one rank.
+
+Not flagged
+  Loaders with a sampler or batch sampler that may shard (a custom sampler, a conditional one,
+  a name bound to one); datasets built with the rank (`split_dataset_by_node`, `.shard(...)`,
+  a dataset class that reads the rank); loaders built on one rank only (`if rank == 0:`) or in
+  the non-distributed branch (`else` of `if args.distributed:`); DDP set up in a function that
+  neither builds, calls nor is called by the loader's function; files where Lightning,
+  Accelerate or the Hugging Face Trainer builds and re-shards the loaders (read from calls and
+  base classes, not from the words in comments); `**kwargs` that may carry the sampler.)";
+
+inline constexpr std::string_view kExplainTG007 = R"(Why it costs money
+  CUDA kernels run asynchronously: the host queues work and races ahead while the device
+  computes. `.item()`, `.cpu()`, `.numpy()`, `.tolist()` and `torch.cuda.synchronize()` make
+  the host wait until the queue is empty. Once per step that is harmless; inside a loop over
+  the elements of a tensor it drains the queue for every element, so the GPU idles between
+  tiny kernels and a step can take many times longer. Comprehensions and generator
+  expressions are loops too. A bare `cuda.synchronize()` in the step is usually leftover
+  timing code that stops the host from ever running ahead.
+
+Example
+  for xb, yb in loader:
+      scores = model(xb); crit(scores, yb).backward(); opt.step()
+      for j in range(scores.shape[0]):
+          hits += int(scores[j].argmax().item() == yb[j])   # one sync per sample
+
+The fix
+  hits += (scores.argmax(1) == yb).sum().item()            # one reduction, one sync
+  Delete a stray synchronize, or run it only while profiling.
+
+Not flagged
+  One sync per step directly in the training loop (logging `loss.item()`); loops that do not
+  iterate elements (a `range(...)` loop or a loop / comprehension over a tensor is needed:
+  a nested loop over a loader yields batches); per-element loops that themselves backward
+  (micro-batches); validation under no_grad; a synchronize behind a flag (`if profile:`) or
+  run every N steps; receivers not shown to be tensors (`buckets[k].tolist()`). Lightning's
+  and the Hugging Face Trainer's `training_step` count as the body of the training loop.)";
+
+inline constexpr std::string_view kExplainTG008 = R"(Why it costs money
+  Without seeds every run draws different noise, augmentations and permutations, so a
+  change in the result cannot be told apart from run-to-run variance, and a good run cannot
+  be reproduced. Each generator has its own state: seeding torch does nothing for NumPy or
+  the `random` module, so partial seeding gives the appearance of reproducibility without
+  the substance (reported as a warning). A script that seeds nothing at all is reported as
+  a note: the launcher often seeds for it.
+
+Example
+  torch.manual_seed(1234)
+  for xb in loader:
+      shift = np.random.uniform(-1, 1)       # NumPy is never seeded
+
+The fix
+  Seed every generator the run draws from at start-up:
+      random.seed(s); np.random.seed(s); torch.manual_seed(s)
+  or call one helper that seeds everything (`lightning.seed_everything`,
+  `transformers.set_seed`, `accelerate.utils.set_seed`).
+
+Not flagged
+  Files that never call backward; draws in helpers the training code never calls; draws
+  through an explicit `generator=`; Lightning files; a library seed-everything helper (a
+  local `set_seed` is judged by what its body seeds). Bare names are resolved through the
+  imports (`from random import randint` is the stdlib generator). `torch.cuda.manual_seed`
+  alone leaves torch's CPU generator unseeded, and `np.random.default_rng()` without a seed
+  seeds nothing. Not claimed: seeding does not make CUDA kernels deterministic, and implicit
+  randomness (shuffling, dropout, initialisation) is not counted.)";
+
+inline constexpr std::string_view kExplainTG013 = R"(Why it costs money
+  `.to(device)` / `.cuda()` on host data copies it over PCIe and waits for the copy. Batch
+  transfers are necessary; copying the same loop-invariant tensor on every iteration is not.
+  The three costly shapes: a tensor built on the host in the loop (`torch.arange(16)`) and
+  then moved; a loop-invariant tensor moved every pass; a model moved every pass (`Module.to`
+  visits every parameter and buffer each time, even when nothing moves). `.to()` returns the
+  tensor itself when it already lives on the device.
+
+Example
+  for xb, yb in loader:
+      w = weights.to(device)                 # identical bytes every step
+      ids = torch.arange(16).to(device)      # built on the host, then copied
+
+The fix
+  Hoist the copy above the loop (`w = weights.to(device)` once), or create the tensor on
+  the device directly (`torch.arange(16, device=device)`; for random draws `device=` is the
+  only fix, the draw must stay in the loop). For real batches, pinned memory with
+  `non_blocking=True` overlaps the copy with compute.
+
+Not flagged
+  Batch transfers (values bound by the loop, comprehension targets, `x = x.to(device)`);
+  downloads (`.to("cpu")`); dtype casts; destinations that change per iteration or cannot be
+  shown to be a device; a model moved back after a `.cpu()` in the same loop
+  (checkpointing); tensors created with `device=` or moved once before the loop; transfers
+  outside loops.)";
+
+inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
+  `model.eval()` is sticky: it stays in force until something calls `model.train()`. An
+  epoch loop that trains, then switches to eval mode for its validation pass and never
+  switches back trains every epoch after the first with dropout disabled and batch norm
+  normalising with running statistics it no longer updates. Nothing crashes; the model just
+  overfits or converges to a worse result, and the loss curve gives no hint why.
+
+Example
+  model.train()                      # runs once
+  for epoch in range(epochs):
+      for xb, yb in train_loader: ...; loss.backward(); opt.step()
+      model.eval()
+      for xb, yb in val_loader: ...
+
+The fix
+  for epoch in range(epochs):
+      model.train()                  # at the top of every epoch
+      ...
+  No autofix is offered: where the call belongs depends on the loop's structure.
+
+Not flagged
+  The rule needs the whole visible pattern: an epoch loop that backwards (directly or in a
+  local helper it calls), a validation pass in it, and an eval() there (directly or in a
+  local helper such as `evaluate(model, val_loader)`) with no train() on the same module or
+  a parent anywhere in the loop (again directly or in a local helper; `train(False)` is eval
+  and restores nothing). Freezing a submodule (`model.backbone.eval()`) while the whole model
+  is never put in eval mode is deliberate and not flagged. LightningModule methods are not
+  checked (the trainer switches modes). A training or evaluation helper imported from
+  another module is not analysed; the rule does not guess what it does.)";
+
+inline constexpr std::string_view kExplainTG014 = R"(Why it costs money
+  Gradients from successive backward passes are summed into `.grad`. With accumulation, N
+  backward passes feed one optimizer step, so unless each loss is divided by N the step
+  applies N times the average gradient: an N-fold learning rate in disguise. It looks like a
+  badly tuned learning rate (instability, divergence, a worse final model), and changing the
+  accumulation count silently changes the effective learning rate too.
+
+Example
+  for i, (xb, yb) in enumerate(loader):
+      loss = criterion(model(xb), yb)
+      loss.backward()
+      if (i + 1) % accum == 0:
+          opt.step(); opt.zero_grad()
+
+The fix
+  (loss / accum).backward()          # or `loss = loss / accum` before backward
+  This assumes the loss uses the default mean reduction; with `reduction="sum"` normalise by
+  the number of samples or tokens instead. The fix is offered as unsafe (never applied by
+  --fix): it changes the effective learning rate a tuned run may depend on.
+
+Not flagged
+  Any visible scaling of the value that reaches backward, followed through reassignments,
+  in-place ops and local helpers' returns: `/ N`, `/ float(N)`, `.div(N)`, `* (1 / N)`,
+  `* inv` with `inv = 1 / N`, and divisions by a value the rule cannot relate to N (such as
+  a `loss_scale` variable). Gradients rescaled before the step (`scale_grads_` or an alias
+  of it, `p.grad /= N`). Loops that clear gradients every iteration (nothing accumulates),
+  modulo guards around something other than an optimizer step, and `% 1`. Frameworks that
+  divide internally, where dividing again would be the mirror bug: Accelerate
+  (`accelerator.backward`), Fabric, DeepSpeed engines, Lightning (LightningModule methods,
+  strategies) and subclasses of the Hugging Face Trainer, recognised from code and
+  bindings, never from comments.)";
+
 }  // namespace preflight::rules

@@ -35,6 +35,15 @@ class RuleCheck : public analysis::Visitor {
 std::unique_ptr<RuleCheck> make_tg001(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg002(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg003(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg004(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg012(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg005(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg006(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg007(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg008(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg013(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg011(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg014(const RuleContext& ctx);
 
 // `x` in backticks, shortened to one line for messages.
 std::string quote_code(std::string_view text, size_t max = 60);

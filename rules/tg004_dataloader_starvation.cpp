@@ -1,0 +1,298 @@
+// TG004 dataloader-starvation: a `DataLoader` in a script that trains on a CUDA device loads
+// batches in the training process (`num_workers` unset or 0) or from unpinned memory, so the
+// device sits idle while each batch is prepared and uploaded.
+//
+// Evidence chain: why the file targets CUDA, read from code (a `"cuda"` / `"cuda:N"` / `"nccl"`
+// string literal, a `.cuda()` call, a `torch.cuda.*` call, `.to(<int>)`, `device_ids=`, an
+// Accelerate `Accelerator()` not forced to the CPU, a DeepSpeed engine) -> the call is
+// torch's `DataLoader` (by its import binding) -> the keyword that is absent or a literal
+// `0` / `False` (positional arguments are read by their place in the signature).
+// Exempt: values that are not literals (trusted); the workers note for a local
+// IterableDataset that does not split its stream by worker (workers would duplicate it); calls with a `*args` / `**kwargs` splat
+// for the keyword the splat may carry (preflight cannot see it and never appends a keyword
+// after one); datasets already moved to the device (workers and pinning do not apply, and
+// pinning CUDA tensors raises), seen through bindings, `device=` factories and local
+// helpers' returns; `DataLoader` names bound to something other than torch's.
+// A comment or string mentioning CUDA never counts: only the syntax tree is read.
+#include <optional>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+// torch.utils.data.DataLoader's positional order.
+constexpr unsigned kNumWorkersPosition = 5;
+constexpr unsigned kPinMemoryPosition = 7;
+
+struct Candidate {
+  TSNode call;
+  int scope;
+};
+
+// An argument as the call passes it: by keyword, by position, or hidden behind a splat.
+struct Argument {
+  TSNode value{};
+  bool hidden = false;  // absent, but a `*args` / `**kwargs` may carry it
+};
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Candidate> candidates;
+  TSNode cuda_evidence{};
+  std::string cuda_reason;
+
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (is(n, k.string)) return note_string(n);
+    if (!is(n, k.call)) return;
+    if (is_torch_dataloader(n)) candidates.push_back({n, st.scope});
+    if (is_null(cuda_evidence)) note_cuda_call(n);
+  }
+
+  void finish(std::vector<Finding>& out) override {
+    if (is_null(cuda_evidence)) return;
+    for (const Candidate& c : candidates) check(c, out);
+  }
+
+  // --- does the file target CUDA? ---------------------------------------------------------
+
+  void note(TSNode n, std::string reason) {
+    if (!is_null(cuda_evidence)) return;
+    cuda_evidence = n;
+    cuda_reason = std::move(reason);
+  }
+
+  void note_string(TSNode n) {
+    std::string_view s = string_content(n);
+    if (s == "cuda" || s.starts_with("cuda:")) note(n, "a CUDA device string");
+    else if (s == "nccl") note(n, "the NCCL backend, which runs on CUDA devices only");
+    else if (s == "gpu" && is_keyword_value(n, "accelerator"))
+      note(n, "a Lightning `accelerator=\"gpu\"`");
+  }
+
+  bool is_keyword_value(TSNode value, std::string_view name) const {
+    TSNode p = ts_node_parent(value);
+    return is(p, k.keyword_argument) && text_of(field(p, k.f_name), ctx.source) == name;
+  }
+
+  void note_cuda_call(TSNode call) {
+    TSNode callee = field(call, k.f_function);
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    auto q = ctx.model.qualified_name(callee);
+    if (is(callee, k.attribute) && leaf == "cuda") return note(call, "a `.cuda()` call");
+    if (q && q->starts_with("torch.cuda.")) return note(call, "a `torch.cuda` call");
+    if (is(callee, k.attribute) && leaf == "to" && is(positional_arg(call, 0), k.integer))
+      return note(call, "a move to a CUDA device index");
+    if (!is_null(keyword_arg(call, "device_ids", ctx.source)))
+      return note(call, "a data-parallel wrapper over CUDA device ids");
+    if (q && *q == "accelerate.Accelerator" && !has_literal_true_keyword(call, "cpu", ctx.source))
+      return note(call, "an Accelerate `Accelerator`, which places work on the GPU");
+    if (q && (*q == "deepspeed.initialize" || *q == "deepspeed.init_distributed"))
+      return note(call, "a DeepSpeed engine, which trains on CUDA devices");
+  }
+
+  // The literal text of a plain or f-string, without prefix and quotes.
+  std::string_view string_content(TSNode n) const {
+    std::string_view t = text_of(n, ctx.source);
+    size_t q = t.find_first_of("\"'");
+    if (q == std::string_view::npos) return {};
+    std::string_view prefix = t.substr(0, q);
+    if (prefix.find_first_of("bB") != std::string_view::npos) return {};
+    t.remove_prefix(q);
+    size_t quote = t.size() >= 6 && (t.starts_with("\"\"\"") || t.starts_with("'''")) ? 3 : 1;
+    if (t.size() < 2 * quote) return {};
+    return t.substr(quote, t.size() - 2 * quote);
+  }
+
+  // --- is this torch's DataLoader? --------------------------------------------------------
+
+  // Read the binding: an imported `DataLoader` must come from a torch package (torch,
+  // torch_geometric, ...); a locally defined one is someone else's class. A fragment with no
+  // import at all falls back to the name.
+  bool is_torch_dataloader(TSNode call) const {
+    TSNode callee = field(call, k.f_function);
+    auto dotted = dotted_name(callee, ctx.source);
+    auto q = ctx.model.qualified_name(callee);
+    if (!dotted || !q) return false;
+    if (*q != "DataLoader" && !q->ends_with(".DataLoader")) return false;
+    std::string first = dotted->substr(0, dotted->find('.'));
+    if (ctx.model.import_of(first)) return q->starts_with("torch");
+    if (*dotted == "DataLoader")
+      return ctx.model.class_named("DataLoader") < 0 && !ctx.model.functions_named("DataLoader");
+    return true;
+  }
+
+  Argument argument(TSNode call, std::string_view name, unsigned position) const {
+    Argument a;
+    a.value = keyword_arg(call, name, ctx.source);
+    if (is_null(a.value)) a.value = positional_arg(call, position);
+    if (!is_null(a.value)) return a;
+    for_each_named_child(field(call, k.f_arguments), [&](TSNode c) {
+      if (is(c, k.dictionary_splat) || is(c, k.list_splat)) a.hidden = true;
+    });
+    return a;
+  }
+
+  // `DataLoader(TensorDataset(x.cuda(), y.cuda()))`, `torch.randn(n, d, device=device)`, or a
+  // dataset name / local helper whose value is such: the data already lives on the device.
+  // Follows names through their bindings and local calls through their returns, four hops.
+  bool on_device(TSNode e, int scope, int depth) const {
+    if (is_null(e) || depth > 4) return false;
+    if (is(e, k.call)) {
+      TSNode callee = field(e, k.f_function);
+      std::string_view leaf = callee_leaf(e, ctx.source);
+      if (is(callee, k.attribute) && (leaf == "cuda" || leaf == "to")) return true;
+      TSNode device = keyword_arg(e, "device", ctx.source);
+      if (!is_null(device) && string_content(device) != "cpu") return true;
+      if (is(callee, k.identifier) && returns_on_device(text_of(callee, ctx.source), depth))
+        return true;
+    }
+    if (is(e, k.identifier) || is(e, k.attribute)) {
+      auto d = dotted_name(e, ctx.source);
+      if (d && bound_on_device(*d, scope, depth)) return true;
+      if (is(e, k.attribute)) return false;
+    }
+    bool found = false;
+    for_each_named_child(e, [&](TSNode c) { found = found || on_device(c, scope, depth); });
+    return found;
+  }
+
+  // An instance of a local IterableDataset subclass that never calls `get_worker_info()`:
+  // every worker would yield the full stream (an RL replay buffer, a generator over files).
+  bool unsplit_iterable(TSNode e, int scope) const {
+    if (is_null(e)) return false;
+    e = unparenthesize(e);
+    if (is(e, k.identifier)) {
+      const auto& scopes = ctx.model.scopes();
+      for (int s = scope; s >= 0; s = scopes[s].parent) {
+        auto it = scopes[s].bindings.find(std::string(text_of(e, ctx.source)));
+        if (it == scopes[s].bindings.end()) continue;
+        return it->second.size() == 1 && unsplit_iterable(it->second.front().value, scope);
+      }
+      return false;
+    }
+    if (!is(e, k.call) || !is(field(e, k.f_function), k.identifier)) return false;
+    int cls = ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
+    if (cls < 0) return false;
+    const ClassInfo& info = ctx.model.classes()[cls];
+    bool iterable = false;
+    for (const std::string& base : info.bases) iterable = iterable || base.ends_with("IterableDataset");
+    return iterable && !contains_call(info.node, "get_worker_info", ctx.source);
+  }
+
+  bool returns_on_device(std::string_view function, int depth) const {
+    const std::vector<int>* fs = ctx.model.functions_named(function);
+    if (!fs) return false;
+    for (int f : *fs) {
+      const FunctionInfo& info = ctx.model.functions()[f];
+      for (TSNode ret : info.returns)
+        if (ts_node_named_child_count(ret) > 0 &&
+            on_device(ts_node_named_child(ret, 0), info.scope, depth + 1))
+          return true;
+    }
+    return false;
+  }
+
+  bool bound_on_device(const std::string& name, int scope, int depth) const {
+    const auto& scopes = ctx.model.scopes();
+    for (int s = scope; s >= 0; s = scopes[s].parent) {
+      auto it = scopes[s].bindings.find(name);
+      if (it == scopes[s].bindings.end()) continue;
+      for (const BindingSite& b : it->second)
+        if (on_device(b.value, scope, depth + 1)) return true;
+      return false;
+    }
+    return false;
+  }
+
+  // --- findings ---------------------------------------------------------------------------
+
+  void check(const Candidate& c, std::vector<Finding>& out) const {
+    Argument dataset = argument(c.call, "dataset", 0);
+    if (on_device(dataset.value, c.scope, 0)) return;
+    Argument workers = argument(c.call, "num_workers", kNumWorkersPosition);
+    if (unsplit_iterable(dataset.value, c.scope)) {
+      // Workers would each replay the whole stream: advising them would duplicate batches.
+    } else if (!workers.hidden && is_null(workers.value)) out.push_back(workers_finding(c.call, {}));
+    else if (is(workers.value, k.integer) && text_of(workers.value, ctx.source) == "0")
+      out.push_back(workers_finding(c.call, workers.value));
+    Argument pin = argument(c.call, "pin_memory", kPinMemoryPosition);
+    if (!pin.hidden && is_null(pin.value)) out.push_back(pin_finding(c.call, {}));
+    else if (is(pin.value, k.false_)) out.push_back(pin_finding(c.call, pin.value));
+  }
+
+  Finding base_finding(TSNode call) const {
+    Finding f;
+    f.code = "TG004";
+    f.severity = Severity::Note;
+    f.category = Category::PerformanceWarn;
+    f.range = range_of(call);
+    f.evidence.push_back({range_of(cuda_evidence), "the file targets CUDA: " + cuda_reason + ", " +
+                                                       quote_code(text_of(cuda_evidence, ctx.source))});
+    return f;
+  }
+
+  Finding workers_finding(TSNode call, TSNode zero) const {
+    Finding f = base_finding(call);
+    if (is_null(zero)) {
+      f.message = quote_code(text_of(call, ctx.source)) +
+                  " sets no `num_workers` (the default is 0): every batch is prepared in the "
+                  "training process while the CUDA device waits.";
+      f.evidence.push_back({range_of(field(call, k.f_arguments)), "no `num_workers=` argument"});
+    } else {
+      f.message = "`num_workers=0` makes the training process prepare every batch itself, "
+                  "leaving the CUDA device idle in between.";
+      f.evidence.push_back({range_of(ts_node_parent(zero)), "a literal 0: no worker processes"});
+    }
+    f.hint = "Pass `num_workers=` about 4 per GPU, bounded by the CPU cores, and "
+             "`persistent_workers=True` to keep the workers across epochs.";
+    return f;
+  }
+
+  Finding pin_finding(TSNode call, TSNode literal_false) const {
+    Finding f = base_finding(call);
+    f.message = "Batches come from pageable (unpinned) host memory, so their copy to the CUDA "
+                "device cannot overlap with compute.";
+    f.hint = "Pass `pin_memory=True` and move batches with `.to(device, non_blocking=True)`.";
+    if (!is_null(literal_false)) {
+      f.evidence.push_back({range_of(ts_node_parent(literal_false)), "pinning is switched off"});
+      return f;  // an explicit False may be deliberate: no fix
+    }
+    TSNode args = field(call, k.f_arguments);
+    f.evidence.push_back({range_of(args), "no `pin_memory=` argument"});
+    f.fixes.push_back(pin_fix(args));
+    return f;
+  }
+
+  // Append `pin_memory=True` after the last argument (before any trailing comma). Only
+  // reached when no splat is present, so the keyword cannot be duplicated. Unsafe: a dataset
+  // whose items are already CUDA tensors (made in another file, in `__getitem__`) works
+  // unpinned, but pinning it raises "cannot pin 'torch.cuda.FloatTensor'".
+  Fix pin_fix(TSNode args) const {
+    TSNode last{};
+    for_each_named_child(args, [&](TSNode c) {
+      if (!is(c, k.comment)) last = c;
+    });
+    Fix fix{"add pin_memory=True", FixSafety::Unsafe, {}};
+    if (is_null(last)) {
+      uint32_t at = ts_node_start_byte(args) + 1;
+      fix.edits.push_back({{at, at}, "pin_memory=True"});
+    } else {
+      uint32_t at = ts_node_end_byte(last);
+      fix.edits.push_back({{at, at}, ", pin_memory=True"});
+    }
+    return fix;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg004(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

@@ -1,0 +1,498 @@
+// TG006 bce-activation-mismatch: binary cross-entropy paired with the wrong activation. The
+// with-logits loss squashes its input itself, so a sigmoid before it confines predictions to a
+// narrow band; plain BCE needs probabilities, so raw scores make it fail (and a sigmoid before
+// it is correct but numerically fragile).
+//
+// Evidence chain: the loss call and its kind (with-logits or plain: its leaf, or the binding of
+// the criterion, `self.crit = ...` in any method of the class) -> its input and the sigmoid
+// behind it (an inline call, judged by the binding of its callee, or a variable whose reaching
+// assignments in the same function all apply one) -> for raw scores into plain BCE: the value
+// carries a graph, and nothing on its definition chain (the assignments reaching it, local
+// helpers it calls, the local model class it comes from) squashes it into [0, 1].
+// Model layer: an `nn.Sequential` ending in `nn.Sigmoid()` in a file that uses the
+// with-logits loss.
+// Exempt: criteria whose binding cannot be seen; inputs squashed by sigmoid, softmax or a
+// clamp anywhere on their chain; models defined in this file whose body applies one;
+// parameters (their values cannot be seen); constructors (`nn.BCELoss(weight)`).
+#include <algorithm>
+#include <cctype>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+enum class LossKind { None, WithLogits, Plain };
+
+// How a sigmoid call is written, which decides what removing it leaves behind.
+enum class Form { Function, Layer, TensorMethod, Unknown };
+
+struct Sigmoid {
+  bool found = false;
+  Form form = Form::Unknown;
+  TSNode binding{};  // the layer's constructor (`nn.Sigmoid()`), when one was read
+};
+
+struct Resolved {
+  bool bound = false;  // some binding was found
+  std::string leaf;    // the callable it holds (`BCELoss`, `binary_cross_entropy`), or empty
+  TSNode site{};       // the value that says so
+};
+
+struct LossCall {
+  TSNode call{};
+  LossKind kind = LossKind::None;
+  TSNode criterion{};  // the binding's value (`nn.BCELoss()`), null for the functional
+};
+
+// Calls whose result lies in [0, 1] (or is clamped there): evidence the input is not raw.
+bool squashing_leaf(std::string_view leaf) {
+  static constexpr std::string_view kLeaves[] = {"sigmoid", "Sigmoid", "sigmoid_", "softmax",
+                                                 "Softmax", "hardsigmoid", "Hardsigmoid",
+                                                 "clamp", "clamp_", "clip", "expit"};
+  return std::find(std::begin(kLeaves), std::end(kLeaves), leaf) != std::end(kLeaves);
+}
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Finding> out;
+  std::vector<TSNode> layer_heads;  // nn.Sigmoid() ending an nn.Sequential
+  TSNode logits_use{};              // first with-logits loss mention, for the layer case
+
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  std::string_view text(TSNode n) const { return text_of(n, ctx.source); }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call)) return;
+    note_layer_case(n);
+    LossCall loss{n};
+    loss.kind = loss_kind(n, st.scope, &loss.criterion);
+    if (loss.kind == LossKind::None) return;
+    TSNode input = positional_arg(n, 0);
+    if (is_null(input)) input = keyword_arg(n, "input", ctx.source);
+    if (is_null(input)) return;
+    check_input(loss, unparenthesize(input), st.scope);
+  }
+
+  void finish(std::vector<Finding>& sink) override {
+    if (!is_null(logits_use))
+      for (TSNode head : layer_heads) out.push_back(layer_finding(head));
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
+
+  // --- bindings --------------------------------------------------------------------------
+
+  // Assignments of `dotted` seen from `scope`: the nearest scope that binds it; `self.x` is
+  // instance state, bound in any method of the class (TG006-N06).
+  std::vector<BindingSite> bindings_of(std::string_view dotted, int scope) const {
+    const ModuleModel& m = ctx.model;
+    if (dotted.starts_with("self.") && dotted.find('.', 5) == std::string_view::npos) {
+      int cls = m.enclosing_class(scope);
+      if (cls < 0) return {};
+      auto it = m.classes()[cls].self_bindings.find(std::string(dotted.substr(5)));
+      return it == m.classes()[cls].self_bindings.end() ? std::vector<BindingSite>{} : it->second;
+    }
+    for (int s = scope; s >= 0; s = m.scopes()[s].parent) {
+      if (m.scopes()[s].kind == ScopeKind::Class && s != scope) continue;
+      auto it = m.scopes()[s].bindings.find(std::string(dotted));
+      if (it != m.scopes()[s].bindings.end()) return it->second;
+    }
+    return {};
+  }
+
+  // `obj.attr` on something other than self: the `self.attr = ...` bindings of the file's
+  // classes, when the receiver's own class cannot be seen (`head.act(h)`).
+  std::vector<BindingSite> class_attribute_bindings(std::string_view attr) const {
+    std::vector<BindingSite> all;
+    for (const ClassInfo& c : ctx.model.classes()) {
+      auto it = c.self_bindings.find(std::string(attr));
+      if (it != c.self_bindings.end()) all.insert(all.end(), it->second.begin(), it->second.end());
+    }
+    return all;
+  }
+
+  // The callable a value holds: `nn.BCELoss().to(dev)` -> BCELoss,
+  // `F.binary_cross_entropy` -> binary_cross_entropy; follows a name to its own binding.
+  std::string callable_leaf(TSNode value, int scope, int depth) const {
+    value = unparenthesize(value);
+    while (is(value, k.call)) {
+      TSNode callee = field(value, k.f_function);
+      std::string_view leaf = callee_leaf(value, ctx.source);
+      static constexpr std::string_view kChain[] = {"to", "cuda", "cpu", "half", "float", "double",
+                                                    "bfloat16", "train", "eval"};
+      bool chain = is(callee, k.attribute) && std::find(std::begin(kChain), std::end(kChain), leaf) != std::end(kChain);
+      if (!chain) return std::string(leaf);
+      value = unparenthesize(field(callee, k.f_object));
+    }
+    auto dotted = dotted_name(value, ctx.source);
+    if (!dotted) return {};
+    if (depth < 4) {
+      Resolved r = resolve(value, scope, depth + 1);
+      if (r.bound) return r.leaf;
+    }
+    return dotted->substr(dotted->rfind('.') == std::string::npos ? 0 : dotted->rfind('.') + 1);
+  }
+
+  // What a callee is bound to. Several bindings must agree, or the result is "bound to
+  // something unknown" (empty leaf).
+  Resolved resolve(TSNode callee, int scope, int depth = 0) const {
+    Resolved r;
+    auto dotted = dotted_name(callee, ctx.source);
+    if (!dotted) return r;
+    std::vector<BindingSite> sites = bindings_of(*dotted, scope);
+    if (sites.empty() && is(callee, k.attribute) &&
+        text(field(callee, k.f_object)) != "self" && !ctx.model.import_of(base_of(*dotted)))
+      sites = class_attribute_bindings(text(field(callee, k.f_attribute)));
+    for (const BindingSite& b : sites) {
+      if (is(unparenthesize(b.value), k.none)) continue;
+      std::string leaf = b.arity > 1 ? std::string() : callable_leaf(b.value, scope, depth);
+      if (r.bound && leaf != r.leaf) return {true, {}, {}};
+      r = {true, leaf, b.value};
+    }
+    return r;
+  }
+
+  static std::string base_of(std::string_view dotted) {
+    return std::string(dotted.substr(0, dotted.find('.')));
+  }
+
+  // --- the loss --------------------------------------------------------------------------
+
+  static LossKind kind_of_loss(std::string_view leaf) {
+    if (leaf == "binary_cross_entropy_with_logits" || leaf == "BCEWithLogitsLoss")
+      return LossKind::WithLogits;
+    if (leaf == "binary_cross_entropy" || leaf == "BCELoss") return LossKind::Plain;
+    return LossKind::None;
+  }
+
+  // A call that applies BCE, and the binding that says so (null for the functional). A
+  // constructor (`nn.BCELoss(weight)`) is not one: its positional argument is a weight. A
+  // function defined in this file under the functional's name is the author's own loss.
+  LossKind loss_kind(TSNode call, int scope, TSNode* site) const {
+    TSNode callee = field(call, k.f_function);
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    if (leaf == "binary_cross_entropy" || leaf == "binary_cross_entropy_with_logits") {
+      bool local_form = is(callee, k.identifier) ||
+                        (is(callee, k.attribute) && text(field(callee, k.f_object)) == "self");
+      if (local_form && ctx.model.functions_named(leaf)) return LossKind::None;
+      return kind_of_loss(leaf);
+    }
+    if (is(callee, k.call)) {  // nn.BCELoss()(p, y)
+      std::string_view inner = callee_leaf(callee, ctx.source);
+      *site = callee;
+      return inner.ends_with("Loss") ? kind_of_loss(inner) : LossKind::None;
+    }
+    Resolved r = resolve(callee, scope);
+    *site = r.site;
+    return r.bound ? kind_of_loss(r.leaf) : LossKind::None;
+  }
+
+  // --- the sigmoid -----------------------------------------------------------------------
+
+  // What an inline call computes, reading the binding of its callee before its name.
+  Sigmoid sigmoid_of(TSNode call, int scope) const {
+    TSNode callee = field(call, k.f_function);
+    if (is(callee, k.call))  // nn.Sigmoid()(x)
+      return {callee_leaf(callee, ctx.source) == "Sigmoid", Form::Layer, callee};
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    auto dotted = dotted_name(callee, ctx.source);
+    bool module_fn = is(callee, k.identifier) || (dotted && ctx.model.import_of(base_of(*dotted)));
+    if (!module_fn && leaf == "sigmoid" && is_null(positional_arg(call, 0)))
+      return {true, Form::TensorMethod, {}};  // z.sigmoid(), net(x).sigmoid()
+    if (!dotted) return {};
+    Resolved r = resolve(callee, scope);
+    if (r.bound) return {r.leaf == "Sigmoid" || r.leaf == "sigmoid", Form::Layer, r.site};
+    if (leaf != "sigmoid") return {};
+    return {true, module_fn ? Form::Function : Form::Unknown, {}};
+  }
+
+  // --- variables -------------------------------------------------------------------------
+
+  // The assignments of `dotted` that can reach `use`. For a local of this function: the last
+  // unconditional one before the use plus any conditional ones after it. For instance state
+  // or a name of an enclosing scope: all of them.
+  std::vector<TSNode> reaching_values(std::string_view dotted, TSNode use, int scope) const {
+    std::vector<TSNode> found;
+    const auto& own = ctx.model.scopes()[scope].bindings;
+    bool local = !dotted.starts_with("self.") && own.count(std::string(dotted));
+    for (const BindingSite& b : bindings_of(dotted, scope)) {
+      if (b.arity > 1) return {};  // unpacked tuples are not followed
+      if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
+      if (local && encloses(enclosing_block(b.value), use)) found.clear();
+      found.push_back(b.value);
+    }
+    return found;
+  }
+
+  TSNode enclosing_block(TSNode n) const {
+    for (TSNode p = ts_node_parent(n); !is_null(p); n = p, p = ts_node_parent(p))
+      if (is(p, k.block) || is(p, k.module)) return p;
+    return n;
+  }
+
+  static bool encloses(TSNode outer, TSNode inner) {
+    return ts_node_start_byte(outer) <= ts_node_start_byte(inner) &&
+           ts_node_end_byte(inner) <= ts_node_end_byte(outer);
+  }
+
+  // Does anything on the definition chain of `e` put it into [0, 1]? Follows names to their
+  // reaching assignments (at most `hops` deep), local helpers to their bodies, and local
+  // models to their construction and class.
+  bool squashed(TSNode e, int scope, int hops) const {
+    if (is_null(e)) return false;
+    if (is(e, k.call) && call_squashes(e, scope)) return true;
+    if ((is(e, k.identifier) || is(e, k.attribute)) && hops < 4) {
+      auto d = dotted_name(e, ctx.source);
+      if (d && (d->find('.') == std::string::npos || d->starts_with("self.")))
+        for (TSNode v : reaching_values(*d, e, scope))
+          if (squashed(v, scope, hops + 1)) return true;
+    }
+    bool found = false;
+    for_each_named_child(e, [&](TSNode c) { found = found || squashed(c, scope, hops); });
+    return found;
+  }
+
+  bool call_squashes(TSNode call, int scope) const {
+    TSNode callee = field(call, k.f_function);
+    if (squashing_leaf(callee_leaf(call, ctx.source))) return true;
+    if (is(callee, k.call) && squashing_leaf(callee_leaf(callee, ctx.source))) return true;
+    if (sigmoid_of(call, scope).found) return true;
+    if (int body = local_body(callee, scope); body >= 0)
+      return subtree_squashes(ctx.model.functions()[body].node);
+    auto dotted = dotted_name(callee, ctx.source);
+    if (!dotted || ctx.model.import_of(base_of(*dotted))) return false;  // a library function
+    std::vector<TSNode> held = held_values(*dotted, callee, scope);
+    // A model whose binding cannot be seen (a parameter) may be any module class of this file.
+    if (held.empty()) return file_module_squashes();
+    for (TSNode v : held) {
+      if (subtree_squashes(v)) return true;  // nn.Sequential(..., nn.Sigmoid())
+      if (built_by_unseen_code(v)) return true;  // its forward is in another file: not guessed
+      int cls = is(v, k.call) ? ctx.model.class_named(callee_leaf(v, ctx.source)) : -1;
+      if (cls >= 0 && subtree_squashes(ctx.model.classes()[cls].node)) return true;
+    }
+    return false;
+  }
+
+  // Every value a callee may hold, looking through wrappers that hand back their argument
+  // (`fabric.setup(d, opt)`, `DDP(m)`, `accelerator.prepare(...)`, `.to(device)`).
+  std::vector<TSNode> held_values(const std::string& dotted, TSNode callee, int scope) const {
+    static constexpr std::string_view kWrappers[] = {
+        "setup", "setup_module", "prepare", "prepare_model", "initialize", "DistributedDataParallel",
+        "DataParallel", "DDP", "FSDP", "FullyShardedDataParallel", "compile", "to", "cuda", "float",
+        "half", "train", "eval"};
+    std::vector<BindingSite> sites = bindings_of(dotted, scope);
+    if (sites.empty() && is(callee, k.attribute) && text(field(callee, k.f_object)) != "self")
+      sites = class_attribute_bindings(text(field(callee, k.f_attribute)));
+    std::vector<TSNode> held;
+    for (const BindingSite& b : sites) {
+      TSNode v = unparenthesize(b.value);
+      int pos = b.arity > 1 ? b.position : 0;
+      for (int hops = 0; hops < 4 && is(v, k.call); ++hops) {
+        std::string_view leaf = callee_leaf(v, ctx.source);
+        if (std::find(std::begin(kWrappers), std::end(kWrappers), leaf) == std::end(kWrappers)) break;
+        TSNode callee_v = field(v, k.f_function);
+        bool method_chain = leaf == "to" || leaf == "cuda" || leaf == "float" || leaf == "half" ||
+                            leaf == "train" || leaf == "eval";
+        TSNode next = method_chain && is(callee_v, k.attribute) ? field(callee_v, k.f_object)
+                      : leaf == "initialize" ? keyword_arg(v, "model", ctx.source)
+                                             : positional_arg(v, static_cast<unsigned>(pos));
+        if (is_null(next)) next = positional_arg(v, 0);
+        if (is_null(next)) break;
+        v = unparenthesize(next);
+        pos = 0;
+      }
+      held.push_back(v);
+    }
+    return held;
+  }
+
+  // `Discriminator(...)` imported from the project's own module: its final activation is in a
+  // file this check cannot see. Library models (torch, torchvision, timm, transformers) return
+  // raw scores.
+  bool built_by_unseen_code(TSNode v) const {
+    if (!is(v, k.call)) return false;
+    auto q = ctx.model.qualified_name(field(v, k.f_function));
+    auto d = dotted_name(field(v, k.f_function), ctx.source);
+    if (!q || !d || !ctx.model.import_of(base_of(*d))) return false;
+    for (std::string_view lib : {"torch", "torchvision", "timm", "transformers"})
+      if (*q == lib || q->starts_with(std::string(lib) + ".")) return false;
+    return true;
+  }
+
+  bool file_module_squashes() const {
+    for (const ClassInfo& c : ctx.model.classes())
+      if (c.is_module && subtree_squashes(c.node)) return true;
+    return false;
+  }
+
+  // A helper defined once in this file (`helper(x)`, `self.predict(x)`), or -1.
+  int local_body(TSNode callee, int scope) const {
+    std::string_view name;
+    if (is(callee, k.identifier)) name = text(callee);
+    else if (is(callee, k.attribute) && text(field(callee, k.f_object)) == "self")
+      name = text(field(callee, k.f_attribute));
+    const std::vector<int>* fs = name.empty() ? nullptr : ctx.model.functions_named(name);
+    if (!fs || fs->size() != 1) return -1;
+    int cls = ctx.model.enclosing_class(scope);
+    const FunctionInfo& f = ctx.model.functions()[fs->front()];
+    return is(callee, k.identifier) || f.class_index == cls ? fs->front() : -1;
+  }
+
+  bool subtree_squashes(TSNode n) const {
+    if (is(n, k.call)) {
+      TSNode callee = field(n, k.f_function);
+      if (squashing_leaf(callee_leaf(n, ctx.source))) return true;
+      if (is(callee, k.call) && squashing_leaf(callee_leaf(callee, ctx.source))) return true;
+    }
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || subtree_squashes(c); });
+    return found;
+  }
+
+  // --- verdicts --------------------------------------------------------------------------
+
+  void check_input(const LossCall& loss, TSNode input, int scope) {
+    if (is(input, k.call)) {
+      Sigmoid s = sigmoid_of(input, scope);
+      if (s.found) out.push_back(sigmoid_finding(loss, input, s, TSNode{}));
+      return;
+    }
+    auto dotted = dotted_name(input, ctx.source);
+    if (!dotted) return;
+    std::vector<TSNode> values = reaching_values(*dotted, input, scope);
+    bool all_sigmoid = !values.empty();
+    for (TSNode v : values) {
+      v = unparenthesize(v);
+      all_sigmoid = all_sigmoid && is(v, k.call) && sigmoid_of(v, scope).found;
+    }
+    if (all_sigmoid) return out.push_back(sigmoid_finding(loss, input, Sigmoid{true}, values.back()));
+    if (loss.kind == LossKind::Plain && !values.empty()) check_raw_scores(loss, input, values, scope);
+  }
+
+  // Plain BCE on a graph-carrying value nothing squashes (TG006-P04; scoped to the value's own
+  // chain, not the file, TG006-N05).
+  void check_raw_scores(const LossCall& loss, TSNode input, const std::vector<TSNode>& values, int scope) {
+    const Value* v = ctx.provenance.value_of(input);
+    if (!v || !v->has_graph() || v->naming_only) return;
+    for (TSNode value : values)
+      if (squashed(value, scope, 0)) return;
+    out.push_back(raw_scores_finding(loss, input, values.back(), *v));
+  }
+
+  // --- findings --------------------------------------------------------------------------
+
+  Finding base_finding(const LossCall& loss, TSNode input, Severity severity) const {
+    Finding f;
+    f.code = "TG006";
+    f.severity = severity;
+    f.category = Category::ConvergenceBug;
+    f.range = range_of(input);
+    std::string call = quote_code(text(field(loss.call, k.f_function)));
+    f.evidence.push_back({range_of(loss.call), loss.kind == LossKind::WithLogits
+                                                   ? call + " is the with-logits BCE: it applies a sigmoid itself"
+                                                   : call + " is plain BCE: it needs probabilities in [0, 1]"});
+    if (!is_null(loss.criterion))
+      f.evidence.push_back({range_of(loss.criterion), quote_code(text(loss.criterion)) +
+                                                          " is the criterion this call applies"});
+    return f;
+  }
+
+  // `value` is the reaching assignment for a variable input, null for an inline sigmoid.
+  Finding sigmoid_finding(const LossCall& loss, TSNode input, const Sigmoid& s, TSNode value) const {
+    bool logits = loss.kind == LossKind::WithLogits;
+    Finding f = base_finding(loss, input, logits ? Severity::Error : Severity::Warning);
+    std::string subject = quote_code(text(input));
+    if (!is_null(value)) subject += ", produced by a sigmoid,";
+    if (logits) {
+      f.message = subject + " reaches the with-logits loss, which applies a sigmoid itself: the "
+                  "second sigmoid confines predictions to a narrow band around 0.5 and weakens "
+                  "the gradient, so training stalls.";
+      f.hint = "Hand the loss the raw scores the sigmoid was applied to.";
+    } else {
+      f.message = subject + " reaches plain BCE: mathematically right, but the log of a sigmoid "
+                  "loses precision and hits -inf (clamped to -100) on confident outputs, which "
+                  "distorts the gradient exactly where the model is most wrong.";
+      f.hint = "Drop the sigmoid and use `BCEWithLogitsLoss` / `binary_cross_entropy_with_logits` "
+               "on the raw scores, which is computed stably.";
+    }
+    if (!is_null(s.binding))
+      f.evidence.push_back({range_of(s.binding), quote_code(text(field(input, k.f_function))) +
+                                                     " is bound to " + quote_code(text(s.binding))});
+    if (!is_null(value))
+      f.evidence.push_back({range_of(value), quote_code(text(input)) + " is assigned " +
+                                                 quote_code(text(value)) + " on every path here"});
+    else
+      f.evidence.push_back({range_of(input), quote_code(text(input)) + " applies a sigmoid"});
+    if (logits && is_null(value))
+      if (auto fix = unwrap_fix(input, s)) f.fixes.push_back(std::move(*fix));
+    return f;
+  }
+
+  Finding raw_scores_finding(const LossCall& loss, TSNode input, TSNode value, const Value& v) const {
+    Finding f = base_finding(loss, input, Severity::Error);
+    std::string name = quote_code(text(input));
+    f.message = name + " reaches plain BCE, which needs probabilities in [0, 1], but nothing on "
+                "its way here applies a sigmoid: raw scores make the run fail with an input-range "
+                "error (or, on older PyTorch, produce nan) as soon as one is outside [0, 1].";
+    f.hint = "Use `BCEWithLogitsLoss` / `binary_cross_entropy_with_logits` on the raw scores.";
+    for (const EvidenceStep& step : evidence_steps(v.why, 3)) f.evidence.push_back(step);
+    f.evidence.push_back({range_of(value), name + " is assigned " + quote_code(text(value)) +
+                                               "; no sigmoid, softmax or clamp on its chain, "
+                                               "nor in a model or helper of this file it comes from"});
+    return f;
+  }
+
+  // The sigmoid call becomes its input: the first positional argument, the receiver of
+  // `z.sigmoid()`, or the `input=` keyword. Unknown forms (`obj.sigmoid(v)`) get no fix.
+  std::optional<Fix> unwrap_fix(TSNode call, const Sigmoid& s) const {
+    TSNode keep{};
+    if (s.form == Form::TensorMethod) keep = field(field(call, k.f_function), k.f_object);
+    else if (s.form == Form::Function || s.form == Form::Layer) {
+      keep = positional_arg(call, 0);
+      if (is_null(keep)) keep = keyword_arg(call, "input", ctx.source);
+    }
+    if (is_null(keep)) return std::nullopt;
+    return Fix{"remove redundant sigmoid", FixSafety::Safe, {{range_of(call), std::string(text(keep))}}};
+  }
+
+  // --- model layer -----------------------------------------------------------------------
+
+  void note_layer_case(TSNode call) {
+    if (kind_of_loss(callee_leaf(call, ctx.source)) == LossKind::WithLogits && is_null(logits_use))
+      logits_use = call;
+    auto q = ctx.model.qualified_name(field(call, k.f_function));
+    if (!q || (*q != "torch.nn.Sequential" && *q != "nn.Sequential" && *q != "Sequential")) return;
+    TSNode last{};
+    for (unsigned i = 0; !is_null(positional_arg(call, i)); ++i) last = positional_arg(call, i);
+    last = unparenthesize(last);
+    if (is(last, k.call) && callee_leaf(last, ctx.source) == "Sigmoid") layer_heads.push_back(last);
+  }
+
+  Finding layer_finding(TSNode head) const {
+    Finding f;
+    f.code = "TG006";
+    f.severity = Severity::Warning;
+    f.category = Category::ConvergenceBug;
+    f.range = range_of(head);
+    f.message = "The model's last layer " + quote_code(text(head)) + " squashes its output, and "
+                "this file trains with the with-logits loss, which applies a sigmoid again: "
+                "predictions are confined to a narrow band and the gradient weakens.";
+    f.hint = "Remove the final `nn.Sigmoid()` so `forward` returns raw scores; apply the sigmoid "
+             "only for reporting.";
+    f.evidence.push_back({range_of(head), quote_code(text(head)) + " is the last layer of this `nn.Sequential`"});
+    f.evidence.push_back({range_of(logits_use), quote_code(text(logits_use)) +
+                                                    " is the with-logits loss used in this file"});
+    return f;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg006(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

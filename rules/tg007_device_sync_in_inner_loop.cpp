@@ -1,0 +1,284 @@
+// TG007 device-sync-in-inner-loop: a host-device synchronisation inside the training step,
+// either `cuda.synchronize()` on every step or `.item()` / `.cpu()` / `.numpy()` /
+// `.tolist()` once per element, so the kernel queue drains again and again.
+//
+// Evidence chain: the sync call -> why its receiver is a device tensor (a tensor-shaped call
+// such as `.argmax()`, a value the provenance shows carries a graph, a model, an element of
+// a tensor being iterated, or — as a last resort — a tensor-like name) -> the per-element
+// iteration that encloses it: a `range(...)` loop, or a loop / comprehension over a tensor
+// (`for p in preds`, `enumerate(preds)`, TG007-N06) -> the training loop around it (a loop
+// whose own body backwards, not one that merely wraps the training loop, or a Lightning /
+// HF Trainer `training_step`).
+// Exempt: one sync per step directly in the training loop (the logging idiom); loops over
+// anything else (taken to yield batches, TG007-N02); per-element loops that themselves
+// backward (micro-batches); code under no_grad (validation); a synchronize guarded by a
+// plain flag or run every N steps (`if profile:`, `if step % k == 0`: timing code,
+// TG007-P05).
+#include <unordered_map>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+constexpr std::string_view kSyncMethods[] = {"item", "cpu", "numpy", "tolist"};
+constexpr std::string_view kTensorChain[] = {"detach", "clone",  "float", "half", "squeeze", "view", "reshape",
+                                             "argmax", "sum",    "mean",  "softmax", "sigmoid", "max", "min"};
+constexpr std::string_view kTensorish[] = {"pred", "logit", "output", "out", "target", "label", "score", "prob", "loss"};
+
+template <size_t N>
+bool in(const std::string_view (&list)[N], std::string_view s) {
+  for (auto x : list)
+    if (x == s) return true;
+  return false;
+}
+
+std::string_view last_segment(std::string_view d) {
+  size_t dot = d.rfind('.');
+  return dot == std::string_view::npos ? d : d.substr(dot + 1);
+}
+
+// The per-element construct around a sync: a loop, or a comprehension's `for ... in`.
+struct Iteration {
+  TSNode node{};      // for_statement or the comprehension
+  TSNode iterable{};  // what it iterates
+  TSNode target{};    // the names it binds
+  bool comprehension = false;
+};
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Finding> out;
+  std::unordered_map<const void*, TSNode> backward_in;       // loop -> its first backward call
+  std::unordered_map<const void*, TSNode> step_backward_in;  // loop -> a backward directly in it
+
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  void finish(std::vector<Finding>& sink) override {
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
+
+  TSNode find_backward(TSNode n) const {
+    if (is(n, k.call) && callee_leaf(n, ctx.source) == "backward") return n;
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = find_backward(c);
+    });
+    return found;
+  }
+
+  TSNode backward_of(TSNode loop) {
+    auto [it, fresh] = backward_in.try_emplace(node_id(loop));
+    if (fresh) it->second = find_backward(loop);
+    return it->second;
+  }
+
+  // A backward whose innermost loop is `n`'s loop: that loop runs once per training step.
+  // A loop that only wraps the training loop (benchmark stages, epochs) is not the step.
+  TSNode direct_backward(TSNode n, bool top) const {
+    if (!top && (is(n, k.for_statement) || is(n, k.while_statement) || is(n, k.function_definition)))
+      return TSNode{};
+    if (is(n, k.call) && callee_leaf(n, ctx.source) == "backward") return n;
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = direct_backward(c, false);
+    });
+    return found;
+  }
+
+  TSNode step_backward_of(TSNode loop) {
+    auto [it, fresh] = step_backward_in.try_emplace(node_id(loop));
+    if (fresh) it->second = direct_backward(loop, true);
+    return it->second;
+  }
+
+  // A framework hook that *is* the body of the training loop: Lightning's `training_step`,
+  // or `training_step` / `compute_loss` of a Hugging Face `Trainer` subclass.
+  TSNode training_hook(int scope) const {
+    int f = ctx.model.enclosing_function(scope);
+    if (f < 0) return TSNode{};
+    const FunctionInfo& fn = ctx.model.functions()[f];
+    if (fn.class_index < 0) return TSNode{};
+    const ClassInfo& cls = ctx.model.classes()[fn.class_index];
+    if (cls.is_lightning && fn.name == "training_step") return field(fn.node, k.f_name);
+    for (const std::string& b : cls.bases)
+      if (last_segment(b).ends_with("Trainer") && (fn.name == "training_step" || fn.name == "compute_loss"))
+        return field(fn.node, k.f_name);
+    return TSNode{};
+  }
+
+  // The backward (or hook) that makes this the training step, looking at loops [0, upto).
+  TSNode training_anchor(const WalkState& st, size_t upto) {
+    for (size_t i = 0; i < upto && i < st.loops.size(); ++i)
+      if (TSNode b = step_backward_of(st.loops[i].node); !is_null(b)) return b;
+    return training_hook(st.scope);
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call) || ctx.provenance.in_no_grad(n)) return;
+    TSNode callee = field(n, k.f_function);
+    auto q = ctx.model.qualified_name(callee);
+    if (q && (q->ends_with("cuda.synchronize") || *q == "cuda.synchronize")) return on_synchronize(n, st);
+    if (!is(callee, k.attribute) || !in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source))) return;
+    on_sync_method(n, st);
+  }
+
+  void on_synchronize(TSNode call, const WalkState& st) {
+    TSNode train = training_anchor(st, st.loops.size());
+    if (is_null(train) || guarded_as_timing(call)) return;
+    Finding f = base_finding(call);
+    f.message = quote_code(text_of(call, ctx.source)) +
+                " runs on every training step: the host waits for the device to finish all queued work, so "
+                "it can never run ahead and the GPU idles while the next step is prepared.";
+    f.hint = "Delete it, or run it only while timing (behind a profiling flag).";
+    add_training_step(f, train);
+    out.push_back(std::move(f));
+  }
+
+  // `if profile:` / `if not args.fast:` / `if step % k == 0:` between the call and its loop.
+  bool guarded_as_timing(TSNode call) const {
+    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+      TSSymbol s = sym(p);
+      if (s == k.for_statement || s == k.while_statement || s == k.function_definition) return false;
+      if (s != k.if_statement && s != k.elif_clause) continue;
+      TSNode test = unparenthesize(field(p, k.f_condition));
+      if (is(test, k.not_operator)) test = unparenthesize(ts_node_named_child(test, 0));
+      if (dotted_name(test, ctx.source) || has_modulo(test)) return true;
+    }
+    return false;
+  }
+
+  bool has_modulo(TSNode e) const {
+    if (is(e, k.binary_operator) && text_of(field(e, k.f_operator), ctx.source) == "%") return true;
+    bool found = false;
+    for_each_named_child(e, [&](TSNode c) { found = found || has_modulo(c); });
+    return found;
+  }
+
+  void on_sync_method(TSNode call, const WalkState& st) {
+    auto it = per_element_iteration(call, st);
+    if (!it) return;
+    TSNode train = it->comprehension ? training_anchor(st, st.loops.size()) : training_anchor(st, st.loops.size() - 1);
+    if (is_null(train)) return;
+    TSNode recv = unparenthesize(field(field(call, k.f_function), k.f_object));
+    std::string why = device_tensor_reason(recv, *it, st.scope);
+    if (why.empty()) return;
+    std::string m(text_of(field(field(call, k.f_function), k.f_attribute), ctx.source));
+    auto d = dotted_name(recv, ctx.source);
+    Finding f = base_finding(call);
+    f.message = (d ? "`" + *d + "." + m + "()`" : "`." + m + "()`") +
+                " forces a host-device synchronisation in a loop nested inside the training step, so the "
+                "kernel queue empties for every element instead of once per step.";
+    f.hint = "Compute the aggregate as one tensor operation and read it back once, for example "
+             "`.sum().item()` over an element-wise comparison.";
+    f.evidence.push_back({range_of(recv), why});
+    f.evidence.push_back({range_of(it->iterable), quote_code(text_of(it->iterable, ctx.source)) +
+                                                      " is iterated element by element"});
+    add_training_step(f, train);
+    out.push_back(std::move(f));
+  }
+
+  // Innermost comprehension around the call (up to its loop), else the innermost loop when
+  // it iterates per element and does not itself backward.
+  std::optional<Iteration> per_element_iteration(TSNode call, const WalkState& st) {
+    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+      TSSymbol s = sym(p);
+      if (s == k.for_statement || s == k.while_statement || s == k.function_definition || s == k.lambda) break;
+      if (s != k.list_comprehension && s != k.set_comprehension && s != k.dictionary_comprehension &&
+          s != k.generator_expression)
+        continue;
+      TSNode clause{};
+      for_each_named_child(p, [&](TSNode c) {
+        if (is(c, k.for_in_clause)) clause = c;
+      });
+      if (is_null(clause)) return std::nullopt;
+      Iteration it{p, field(clause, k.f_right), field(clause, k.f_left), true};
+      if (!per_element(it.iterable, st.scope)) return std::nullopt;
+      return it;
+    }
+    const LoopFrame* loop = st.innermost_loop();
+    if (!loop || !is(loop->node, k.for_statement) || !is_null(backward_of(loop->node))) return std::nullopt;
+    Iteration it{loop->node, field(loop->node, k.f_right), field(loop->node, k.f_left), false};
+    if (!per_element(it.iterable, st.scope)) return std::nullopt;
+    return it;
+  }
+
+  // `range(...)`, or a tensor iterated directly (through enumerate / zip / tqdm).
+  bool per_element(TSNode iterable, int scope) const {
+    TSNode bare = unparenthesize(iterable);
+    if (is(bare, k.call) && callee_leaf(bare, ctx.source) == "range") return true;
+    for (TSNode it : unwrap_iterables(iterable, ctx.source)) {
+      if (is(it, k.call) && callee_leaf(it, ctx.source) == "range") return true;
+      if (!tensor_name_reason(it, scope).empty()) return true;
+    }
+    return false;
+  }
+
+  // Why a dotted expression is a device tensor, or "" when nothing shows it.
+  std::string tensor_name_reason(TSNode e, int scope) const {
+    auto d = dotted_name(e, ctx.source);
+    if (!d) return {};
+    if (const Value* v = ctx.provenance.value_of(e); v && v->has_graph() && !v->naming_only)
+      return "`" + *d + "` carries an autograd graph here, so it is a device tensor";
+    if (ctx.model.is_model(*d, scope)) return "`" + *d + "` is a model";
+    std::string last = names::lower(last_segment(*d));
+    for (auto w : kTensorish)
+      if (names::contains(last, w)) return "`" + *d + "` is named like a tensor";
+    return {};
+  }
+
+  std::string device_tensor_reason(TSNode recv, const Iteration& it, int scope) const {
+    if (is(recv, k.call)) {
+      std::string_view leaf = callee_leaf(recv, ctx.source);
+      if (is(field(recv, k.f_function), k.attribute) && in(kTensorChain, leaf))
+        return "`." + std::string(leaf) + "()` returns a tensor";
+      return {};
+    }
+    if (is(recv, k.subscript)) {
+      std::string why = tensor_name_reason(field(recv, k.f_value), scope);
+      return why.empty() ? why : why + "; one element is read per iteration";
+    }
+    auto d = dotted_name(recv, ctx.source);
+    if (!d) return {};
+    if (binds(it.target, d->substr(0, d->find('.'))) && !(is(unparenthesize(it.iterable), k.call) &&
+                                                         callee_leaf(unparenthesize(it.iterable), ctx.source) == "range"))
+      return "`" + *d + "` is an element of the tensor being iterated";
+    return tensor_name_reason(recv, scope);
+  }
+
+  bool binds(TSNode target, const std::string& name) const {
+    if (is_null(target)) return false;
+    if (is(target, k.identifier)) return text_of(target, ctx.source) == name;
+    bool found = false;
+    for_each_named_child(target, [&](TSNode c) { found = found || binds(c, name); });
+    return found;
+  }
+
+  Finding base_finding(TSNode call) const {
+    Finding f;
+    f.code = "TG007";
+    f.severity = Severity::Warning;
+    f.category = Category::PerformanceWarn;
+    f.range = range_of(call);
+    return f;
+  }
+
+  void add_training_step(Finding& f, TSNode train) const {
+    if (is(train, k.call))
+      f.evidence.push_back({range_of(train), quote_code(text_of(train, ctx.source)) +
+                                                 " makes the enclosing loop the training step"});
+    else
+      f.evidence.push_back({range_of(train), "`" + std::string(text_of(train, ctx.source)) +
+                                                 "` runs once per training step under the framework's loop"});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg007(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

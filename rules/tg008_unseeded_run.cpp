@@ -1,0 +1,235 @@
+// TG008 unseeded-run: a training run draws random numbers from a generator that is never
+// seeded, so two runs of the same code give different results.
+//
+// Evidence chain: the file trains (an attribute `.backward(...)` call) -> the first draw of
+// each generator that is part of training (module level, a function that backwards, or a
+// local helper such a function calls), attributed to torch / NumPy / `random` by resolving
+// the callee through the file's imports (`from random import randint` is stdlib,
+// TG008-N06) -> which generators are seeded anywhere in the file -> one finding at the
+// first draw of the first generator left unseeded: a warning when another generator is
+// seeded (the intent is visible), a note when nothing is.
+// Exempt: draws passing `generator=`; draws in test functions (pytest `test_*`, TestCase
+// methods: seeded by fixtures elsewhere); Lightning files; a library seed-everything helper
+// (`seed_everything`, `set_seed`, ...) that is not a function of this file (a local
+// `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
+// generator; `np.random.default_rng()` without a seed seeds nothing and its draws count as
+// unseeded NumPy draws (TG008-N07).
+#include <array>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+enum Gen { kTorch, kNumpy, kStdlib, kGenCount };
+constexpr std::array<std::string_view, kGenCount> kGenName = {"torch", "NumPy", "the `random` module"};
+constexpr std::array<std::string_view, kGenCount> kSeedCall = {"torch.manual_seed(...)", "np.random.seed(...)",
+                                                               "random.seed(...)"};
+
+constexpr std::string_view kTorchDraws[] = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like",
+                                            "randint_like", "bernoulli", "multinomial", "normal", "poisson"};
+constexpr std::string_view kStdlibDraws[] = {"random", "randint", "randrange", "choice", "choices", "shuffle",
+                                             "sample", "uniform", "gauss", "normalvariate", "getrandbits"};
+// numpy.random functions that draw nothing.
+constexpr std::string_view kNumpyNonDraws[] = {"seed", "default_rng", "get_state", "set_state", "RandomState",
+                                               "Generator", "SeedSequence", "BitGenerator", "PCG64", "MT19937"};
+constexpr std::string_view kSeedEverything[] = {"seed_everything", "set_seed", "set_random_seed", "seed_all"};
+// Methods of a NumPy Generator that draw (rng.integers(...), rng.normal(...)).
+constexpr std::string_view kGeneratorDraws[] = {"random", "integers", "normal", "uniform", "choice", "shuffle",
+                                                "permutation", "standard_normal", "binomial", "poisson", "beta"};
+
+template <size_t N>
+bool in(const std::string_view (&list)[N], std::string_view s) {
+  for (auto x : list)
+    if (x == s) return true;
+  return false;
+}
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  bool trains = false, lightning = false;
+  TSNode seeds_everything{};
+  std::array<TSNode, kGenCount> first_draw{}, seeded{};
+  TSNode cuda_seed{};  // torch.cuda.manual_seed[_all]: CUDA generators only
+  std::vector<char> training_function;
+
+  explicit Checker(const RuleContext& c) : ctx(c) { mark_training_functions(); }
+
+  // Functions that backward, and the local helpers they call (one level): a draw in
+  // `augment()` called from the training loop is part of the run.
+  void mark_training_functions() {
+    const auto& fs = ctx.model.functions();
+    training_function.assign(fs.size(), 0);
+    for (size_t i = 0; i < fs.size(); ++i) {
+      if (!fs[i].calls_backward) continue;
+      training_function[i] = 1;
+      mark_callees(fs[i].node);
+    }
+  }
+
+  void mark_callees(TSNode n) {
+    if (is(n, k.call)) {
+      TSNode callee = field(n, k.f_function);
+      std::string_view name;
+      if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
+      else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
+        name = text_of(field(callee, k.f_attribute), ctx.source);
+      if (const std::vector<int>* fs = name.empty() ? nullptr : ctx.model.functions_named(name))
+        for (int f : *fs) training_function[f] = 1;
+    }
+    for_each_named_child(n, [&](TSNode c) { mark_callees(c); });
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (is(n, k.import_from_statement)) {
+      TSNode mod = field(n, k.f_module_name);
+      if (!is_null(mod) && names::contains(text_of(mod, ctx.source), "lightning")) lightning = true;
+    } else if (is(n, k.class_definition)) {
+      int c = ctx.model.class_named(text_of(field(n, k.f_name), ctx.source));
+      if (c >= 0 && ctx.model.classes()[c].is_lightning) lightning = true;
+    } else if (is(n, k.call)) {
+      on_call(n, st);
+    }
+  }
+
+  void on_call(TSNode call, const WalkState& st) {
+    TSNode callee = field(call, k.f_function);
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    if (leaf.empty()) return;
+    if (leaf == "backward" && is(callee, k.attribute)) trains = true;
+    auto q = ctx.model.qualified_name(callee);
+    if (in(kSeedEverything, leaf) && !(is(callee, k.identifier) && ctx.model.functions_named(leaf))) {
+      if (is_null(seeds_everything)) seeds_everything = call;
+      return;
+    }
+    if (!q) return;
+    if (record_seed(call, *q, leaf)) return;
+    if (!is_null(keyword_arg(call, "generator", ctx.source)) || !part_of_training(st.scope)) return;
+    int gen = generator_of(callee, *q, leaf, st.scope);
+    if (gen >= 0 && is_null(first_draw[gen])) first_draw[gen] = call;
+  }
+
+  bool record_seed(TSNode call, const std::string& q, std::string_view leaf) {
+    auto set = [&](TSNode& slot) {
+      if (is_null(slot)) slot = call;
+      return true;
+    };
+    bool bare = q.find('.') == std::string::npos;
+    if (leaf == "manual_seed" || leaf == "manual_seed_all") {
+      if (q.starts_with("torch.cuda.")) return set(cuda_seed);
+      if (q.starts_with("torch.") || bare) return set(seeded[kTorch]);
+      return true;  // g.manual_seed(0) on a Generator object seeds no global generator
+    }
+    if (q.starts_with("numpy.random.") || q.starts_with("np.random.")) {
+      if (leaf == "seed") return set(seeded[kNumpy]);
+      // default_rng(seed) seeds the generator it returns; without a seed it seeds nothing.
+      if (leaf == "default_rng") return is_null(positional_arg(call, 0)) || set(seeded[kNumpy]);
+    }
+    if (q == "random.seed") return set(seeded[kStdlib]);
+    return false;
+  }
+
+  bool part_of_training(int scope) const {
+    // A test checks one step on tiny random inputs; its seeding lives in fixtures (conftest)
+    // this file cannot see.
+    int f = ctx.model.enclosing_function(scope);
+    return f < 0 || (training_function[f] && !ctx.model.is_test_function(f));
+  }
+
+  int generator_of(TSNode callee, const std::string& q, std::string_view leaf, int scope) const {
+    bool numpy = q.starts_with("numpy.random.") || q.starts_with("np.random.");
+    if (numpy) return in(kNumpyNonDraws, leaf) ? -1 : kNumpy;
+    if (q.starts_with("random.")) return in(kStdlibDraws, leaf) ? kStdlib : -1;
+    if (in(kTorchDraws, leaf)) {
+      bool bare = is(callee, k.identifier) && !ctx.model.import_of(leaf) && !ctx.model.functions_named(leaf);
+      if (q.starts_with("torch.") || bare) return kTorch;
+    }
+    if (is(callee, k.attribute) && in(kGeneratorDraws, leaf) && unseeded_numpy_generator(field(callee, k.f_object), scope))
+      return kNumpy;
+    return -1;
+  }
+
+  // `rng` bound (in a visible scope) to `np.random.default_rng()` / `RandomState()` with no seed.
+  bool unseeded_numpy_generator(TSNode recv, int scope) const {
+    auto d = dotted_name(recv, ctx.source);
+    if (!d) return false;
+    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
+      auto it = ctx.model.scopes()[s].bindings.find(*d);
+      if (it == ctx.model.scopes()[s].bindings.end()) continue;
+      for (const BindingSite& b : it->second) {
+        TSNode v = unparenthesize(b.value);
+        if (!is(v, k.call)) return false;
+        auto q = ctx.model.qualified_name(field(v, k.f_function));
+        bool ctor = q && (*q == "numpy.random.default_rng" || *q == "numpy.random.RandomState");
+        TSNode args = field(v, k.f_arguments);
+        if (!ctor || ts_node_named_child_count(args) > 0) return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  void finish(std::vector<Finding>& out) override {
+    if (!trains || lightning || !is_null(seeds_everything)) return;
+    std::vector<int> missing, have;
+    for (int g = 0; g < kGenCount; ++g) {
+      if (!is_null(seeded[g])) have.push_back(g);
+      else if (!is_null(first_draw[g])) missing.push_back(g);
+    }
+    if (missing.empty()) return;
+    out.push_back(make_finding(missing, have));
+  }
+
+  static std::string join_names(const std::vector<int>& gens, const std::array<std::string_view, kGenCount>& what) {
+    std::string s;
+    for (size_t i = 0; i < gens.size(); ++i) {
+      if (i) s += i + 1 == gens.size() ? " and " : ", ";
+      s += what[gens[i]];
+    }
+    return s;
+  }
+
+  Finding make_finding(const std::vector<int>& missing, const std::vector<int>& have) const {
+    Finding f;
+    f.code = "TG008";
+    f.category = Category::ConvergenceBug;
+    TSNode anchor = first_draw[missing.front()];
+    f.range = range_of(anchor);
+    std::string drawn = join_names(missing, kGenName);
+    bool partial = !have.empty() || !is_null(cuda_seed);
+    f.severity = partial ? Severity::Warning : Severity::Note;
+    if (partial) {
+      std::string seeded_names = have.empty() ? "torch's CUDA generator" : join_names(have, kGenName);
+      f.message = seeded_names + (have.size() > 1 ? " are" : " is") + " seeded but " + drawn +
+                  ", which the run also draws from, " + (missing.size() > 1 ? "are" : "is") +
+                  " not: seeding one generator does nothing for another, so results still change "
+                  "between runs.";
+    } else {
+      f.message = drawn + (missing.size() > 1 ? " are" : " is") +
+                  " drawn from and nothing is seeded, so the run is not repeatable and a changed "
+                  "result cannot be pinned on a code change.";
+    }
+    f.hint = "At start-up call " + join_names(missing, kSeedCall) +
+             ", or one helper that seeds everything (`seed_everything` / `set_seed`).";
+    for (int g : missing)
+      f.evidence.push_back({range_of(first_draw[g]), quote_code(text_of(first_draw[g], ctx.source)) + " draws from " +
+                                                         std::string(kGenName[g]) + ", which nothing seeds"});
+    for (int g : have)
+      f.evidence.push_back({range_of(seeded[g]), quote_code(text_of(seeded[g], ctx.source)) + " seeds " +
+                                                     std::string(kGenName[g]) + " only"});
+    if (!is_null(cuda_seed))
+      f.evidence.push_back({range_of(cuda_seed), quote_code(text_of(cuda_seed, ctx.source)) +
+                                                     " seeds only the CUDA generators, not torch's CPU generator"});
+    return f;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg008(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

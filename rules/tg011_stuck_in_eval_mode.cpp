@@ -1,0 +1,344 @@
+// TG011 stuck-in-eval-mode: an epoch loop switches the model to evaluation mode for its
+// validation pass and nothing in the loop switches it back, so from the second epoch on the
+// model trains with dropout off and batch norm frozen on stale running statistics.
+//
+// Evidence chain: the `R.eval()` (or `R.train(False)`) call, directly in the epoch loop or
+// inside a local helper the loop calls (`evaluate(model, val_loader)`, its parameter mapped
+// back to the argument) -> the epoch loop trains (a backward in it, or in a local helper it
+// calls) -> the loop validates (a `for` over an evaluation-looking iterable, seen through
+// enumerate/tqdm/zip, or a call handed one) -> no `X.train()` in the loop, directly or in a
+// local helper, where X is R or a parent of R (`train(False)` does not restore).
+// Exempt: methods of a LightningModule (the trainer switches modes); freezing a strict
+// submodule (`model.backbone.eval()`) when the loop never puts the whole model in eval mode
+// (TG011-P05); receivers bound to something that is not a module (an optimizer, a loss, a
+// literal). What the analysis cannot see (an imported training helper) it does not guess
+// about: a backward or a train() hidden in another module leaves the loop unproven, and the
+// rule stays silent.
+#include <unordered_set>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+constexpr int kMaxHelperDepth = 3;
+
+// A switch to evaluation mode, as seen from the epoch loop.
+struct EvalSwitch {
+  TSNode anchor;                    // the call inside the loop (eval() or the helper call)
+  TSNode eval_call;                 // the eval() itself (inside the helper when indirect)
+  std::optional<std::string> receiver;  // dotted receiver as seen from the loop
+};
+
+// A restoring `train()` found from the loop, with its receiver mapped to the loop's names.
+struct TrainCall {
+  TSNode call;
+  std::optional<std::string> receiver;  // nullopt: cannot be named (treated as restoring)
+};
+
+bool is_eval_hint(std::string_view lowered) {
+  if (names::contains(lowered, "train") || names::contains(lowered, "interval")) return false;
+  for (auto w : {"val", "eval", "test"})
+    if (names::contains(lowered, w)) return true;
+  // `dev` as a word (`dev_loader`, `devset`), never inside `device`.
+  for (size_t at = lowered.find("dev"); at != std::string_view::npos; at = lowered.find("dev", at + 1)) {
+    bool starts_word = at == 0 || lowered[at - 1] == '_' || lowered[at - 1] == '.';
+    if (starts_word && !lowered.substr(at).starts_with("devic")) return true;
+  }
+  return false;
+}
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Finding> out;
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  void finish(std::vector<Finding>& sink) override {
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call) || st.loops.empty()) return;
+    if (in_lightning_module(st.scope)) return;  // Lightning's loop owns train/eval switching
+    std::optional<EvalSwitch> sw = eval_switch_at(n, st.scope);
+    if (!sw) return;
+    TSNode epoch = st.loops.front().node;
+    check(*sw, epoch, st.scope);
+  }
+
+  bool in_lightning_module(int scope) const {
+    int cls = ctx.model.enclosing_class(scope);
+    return cls >= 0 && ctx.model.classes()[cls].is_lightning;
+  }
+
+  // --- recognising calls -----------------------------------------------------------------
+
+  // `R.eval()` or `R.train(False)` / `R.train(mode=False)`.
+  bool is_eval_call(TSNode call) const {
+    TSNode callee = field(call, k.f_function);
+    if (!is(callee, k.attribute)) return false;
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    if (leaf == "eval") return is_null(positional_arg(call, 0));
+    return leaf == "train" && train_arg_is_false(call);
+  }
+
+  bool train_arg_is_false(TSNode call) const {
+    TSNode arg = positional_arg(call, 0);
+    if (is_null(arg)) arg = keyword_arg(call, "mode", ctx.source);
+    return is(unparenthesize(arg), k.false_);
+  }
+
+  std::optional<std::string> receiver_of(TSNode call) const {
+    return dotted_name(field(field(call, k.f_function), k.f_object), ctx.source);
+  }
+
+  // A receiver bound to an optimizer, a loss or a literal is not a module in eval mode.
+  bool receiver_may_be_module(const std::optional<std::string>& r, int scope) const {
+    if (!r) return true;
+    ValueKind kind = ctx.model.kind_of(*r, scope);
+    return kind != ValueKind::Optimizer && kind != ValueKind::Criterion &&
+           kind != ValueKind::Scheduler && kind != ValueKind::Literal;
+  }
+
+  // The local function a call resolves to: a bare name or `self.method`, defined once.
+  const FunctionInfo* local_callee(TSNode call) const {
+    TSNode callee = field(call, k.f_function);
+    std::string_view name;
+    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
+    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
+      name = text_of(field(callee, k.f_attribute), ctx.source);
+    if (name.empty()) return nullptr;
+    const std::vector<int>* fs = ctx.model.functions_named(name);
+    if (!fs || fs->size() != 1) return nullptr;
+    return &ctx.model.functions()[fs->front()];
+  }
+
+  // A receiver written inside `fn` as seen at `call`: a parameter becomes the argument bound
+  // to it; anything else (globals, `self.x` of the same object) keeps its spelling.
+  std::optional<std::string> map_receiver(const FunctionInfo& fn, TSNode call,
+                                          const std::optional<std::string>& r) const {
+    if (!r) return r;
+    std::string base = r->substr(0, r->find('.'));
+    std::string rest = r->substr(base.size());
+    // A helper's own local (`m = task.get_trainable_module()`) has no name at the call site.
+    if (ctx.model.scopes()[fn.scope].bindings.count(base)) return std::nullopt;
+    bool method = is(field(call, k.f_function), k.attribute);
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (fn.params[i].name != base) continue;
+      if (method && i == 0) return r;  // `self` is the same object on both sides
+      TSNode arg = keyword_arg(call, base, ctx.source);
+      if (is_null(arg)) arg = positional_arg(call, static_cast<unsigned>(method ? i - 1 : i));
+      auto d = is_null(arg) ? std::nullopt : dotted_name(arg, ctx.source);
+      if (!d) return std::nullopt;
+      return *d + rest;
+    }
+    return r;
+  }
+
+  // The eval switch this call performs: directly, or through a local helper that does.
+  std::optional<EvalSwitch> eval_switch_at(TSNode call, int scope) const {
+    if (is_eval_call(call)) {
+      auto r = receiver_of(call);
+      if (!receiver_may_be_module(r, scope)) return std::nullopt;
+      return EvalSwitch{call, call, r};
+    }
+    const FunctionInfo* fn = local_callee(call);
+    if (!fn) return std::nullopt;
+    std::optional<EvalSwitch> found;
+    // Only the helper's own eval() calls (starting at the depth limit stops any descent):
+    // deeper receivers would need a second mapping.
+    visit_calls(field(fn->node, k.f_body), kMaxHelperDepth, [&](TSNode inner, int) {
+      if (found || !is_eval_call(inner)) return;
+      auto r = receiver_of(inner);
+      if (!receiver_may_be_module(r, fn->scope)) return;
+      found = EvalSwitch{call, inner, map_receiver(*fn, call, r)};
+    });
+    return found;
+  }
+
+  // Calls in the subtree (nested defs excluded), then those of local helpers it calls, up to
+  // kMaxHelperDepth levels. `f(call, depth)`.
+  template <typename F>
+  void visit_calls(TSNode n, int depth, F&& f) const {
+    std::unordered_set<const void*> seen;
+    visit_calls_rec(n, depth, f, seen);
+  }
+
+  template <typename F>
+  void visit_calls_rec(TSNode n, int depth, F& f, std::unordered_set<const void*>& seen) const {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    if (s == k.call) {
+      f(n, depth);
+      if (depth < kMaxHelperDepth)
+        if (const FunctionInfo* fn = local_callee(n); fn && seen.insert(node_id(fn->node)).second)
+          visit_calls_rec(field(fn->node, k.f_body), depth + 1, f, seen);
+    }
+    for_each_named_child(n, [&](TSNode c) { visit_calls_rec(c, depth, f, seen); });
+  }
+
+  // --- the epoch loop --------------------------------------------------------------------
+
+  TSNode backward_in(TSNode loop) const {
+    TSNode found{};
+    visit_calls(loop, 0, [&](TSNode c, int) {
+      if (is_null(found) && callee_leaf(c, ctx.source) == "backward") found = c;
+    });
+    return found;
+  }
+
+  // A validation pass: a `for` over an evaluation-looking iterable, or a call handed an
+  // evaluation loader (`evaluate(model, val_loader)`, the helper may live in another module).
+  TSNode validation_evidence(TSNode n) const {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return TSNode{};
+    if (s == k.for_statement)
+      for (TSNode it : unwrap_iterables(field(n, k.f_right), ctx.source))
+        if (eval_hinted(it)) return it;
+    if (s == k.call) {
+      TSNode args = field(n, k.f_arguments);
+      TSNode hit{};
+      if (!is_null(args))
+        for_each_named_child(args, [&](TSNode a) {
+          if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+          if (is_null(hit) && eval_hinted(a) && is_loader_like(a)) hit = a;
+        });
+      if (!is_null(hit)) return hit;
+    }
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = validation_evidence(c);
+    });
+    return found;
+  }
+
+  // `val_loader`, `test_dl`, `dev_set`: a loader, not `val_loss` or `val_acc`.
+  bool is_loader_like(TSNode e) const {
+    std::string l = names::lower(text_of(e, ctx.source));
+    for (auto w : {"loader", "data", "_dl", "dl_", "set", "iter", "batch", "split"})
+      if (names::contains(l, w)) return true;
+    return l.ends_with("dl");
+  }
+
+  bool eval_hinted(TSNode e) const {
+    auto d = dotted_name(e, ctx.source);
+    return d && is_eval_hint(names::lower(*d));
+  }
+
+  // `X.train()` restores R when X is R or a parent module of R; an unnamed side restores.
+  static bool restores(const std::optional<std::string>& x, const std::optional<std::string>& r) {
+    if (!x || !r) return true;
+    return *x == *r || (r->starts_with(*x) && (*r)[x->size()] == '.');
+  }
+
+  // Restoring train() calls reachable from `n`, receivers mapped to the caller's names.
+  std::vector<TrainCall> train_calls(TSNode n) const {
+    std::vector<TrainCall> calls;
+    collect_train_calls(n, 0, calls);
+    return calls;
+  }
+
+  void collect_train_calls(TSNode n, int depth, std::vector<TrainCall>& calls) const {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    if (s == k.call) {
+      if (callee_leaf(n, ctx.source) == "train" && is(field(n, k.f_function), k.attribute) &&
+          !train_arg_is_false(n))
+        calls.push_back({n, receiver_of(n)});
+      const FunctionInfo* fn = depth < kMaxHelperDepth ? local_callee(n) : nullptr;
+      if (fn) {
+        std::vector<TrainCall> inner;
+        collect_train_calls(field(fn->node, k.f_body), depth + 1, inner);
+        for (TrainCall& t : inner) calls.push_back({n, map_receiver(*fn, n, t.receiver)});
+      }
+    }
+    for_each_named_child(n, [&](TSNode c) { collect_train_calls(c, depth, calls); });
+  }
+
+  // `model.backbone.eval()` with no eval() on `model` itself in the loop is a deliberate
+  // freeze (TG011-P05). `.module` is the model inside a DDP/DataParallel wrapper, not a part.
+  bool is_freeze(const EvalSwitch& sw, TSNode epoch, int scope) const {
+    if (!sw.receiver) return false;
+    const std::string& r = *sw.receiver;
+    size_t dot = r.rfind('.');
+    if (dot == std::string::npos || r.substr(dot + 1) == "module") return false;
+    bool parent_is_model = false;
+    for (size_t at = r.find('.'); at != std::string::npos; at = r.find('.', at + 1))
+      parent_is_model = parent_is_model || ctx.model.is_model(r.substr(0, at), scope);
+    if (!parent_is_model) return false;
+    bool parent_switched = false;
+    visit_calls(epoch, 0, [&](TSNode c, int depth) {
+      if (parent_switched || depth != 0) return;
+      std::optional<EvalSwitch> other = eval_switch_at(c, scope);
+      if (other && other->receiver && *other->receiver != r && restores(other->receiver, sw.receiver))
+        parent_switched = true;
+    });
+    return !parent_switched;
+  }
+
+  void check(const EvalSwitch& sw, TSNode epoch, int scope) {
+    TSNode backward = backward_in(epoch);
+    if (is_null(backward)) return;  // an evaluation-only sweep (TG011-N03)
+    TSNode validation = validation_evidence(epoch);
+    if (is_null(validation)) return;  // eval() without a validation pass: not this pattern
+    for (const TrainCall& t : train_calls(epoch))
+      if (restores(t.receiver, sw.receiver)) return;
+    if (is_freeze(sw, epoch, scope)) return;
+    out.push_back(make_finding(sw, epoch, backward, validation, scope));
+  }
+
+  // A train() that restores R but sits outside the epoch loop runs only once (TG011-P02).
+  TSNode train_outside(TSNode epoch, const std::optional<std::string>& r, int scope) const {
+    int f = ctx.model.enclosing_function(scope);
+    TSNode body = f >= 0 ? field(ctx.model.functions()[f].node, k.f_body) : ctx.root;
+    for (const TrainCall& t : train_calls(body)) {
+      bool inside = ts_node_start_byte(t.call) >= ts_node_start_byte(epoch) &&
+                    ts_node_end_byte(t.call) <= ts_node_end_byte(epoch);
+      if (!inside && t.receiver && restores(t.receiver, r)) return t.call;
+    }
+    return TSNode{};
+  }
+
+  Finding make_finding(const EvalSwitch& sw, TSNode epoch, TSNode backward, TSNode validation,
+                       int scope) const {
+    std::string who = sw.receiver ? "`" + *sw.receiver + "`" : "the model";
+    std::string train = sw.receiver ? "`" + *sw.receiver + ".train()`" : "`model.train()`";
+    Finding f;
+    f.code = "TG011";
+    f.severity = Severity::Error;
+    f.category = Category::ConvergenceBug;
+    f.range = range_of(sw.anchor);
+    f.message = quote_code(text_of(sw.anchor, ctx.source)) + " switches " + who +
+                " to evaluation mode in this epoch loop and nothing in the loop switches it "
+                "back: from the second epoch on it trains with dropout off and batch norm "
+                "frozen on running statistics it no longer updates.";
+    f.hint = "Call " + train + " at the start of every epoch (inside the loop), not once before it.";
+    if (sw.eval_call.id != sw.anchor.id)
+      f.evidence.push_back({range_of(sw.eval_call), quote_code(text_of(sw.eval_call, ctx.source)) +
+                                                        " inside the helper switches to evaluation mode"});
+    else
+      f.evidence.push_back({range_of(sw.eval_call), quote_code(text_of(sw.eval_call, ctx.source)) +
+                                                        " switches to evaluation mode"});
+    f.evidence.push_back({range_of(validation), quote_code(text_of(validation, ctx.source)) +
+                                                    " feeds the validation pass of this loop"});
+    f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
+                                                  " trains in the same loop, every epoch"});
+    if (TSNode once = train_outside(epoch, sw.receiver, scope); !is_null(once))
+      f.evidence.push_back({range_of(once), quote_code(text_of(once, ctx.source)) +
+                                                " is outside the loop and runs only once"});
+    TSNode header = is(epoch, k.for_statement) ? field(epoch, k.f_right) : field(epoch, k.f_condition);
+    f.evidence.push_back({range_of(is_null(header) ? epoch : header),
+                          "no " + train + " (or a parent's) anywhere in this loop"});
+    return f;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg011(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

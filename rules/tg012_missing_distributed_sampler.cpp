@@ -1,0 +1,476 @@
+// TG012 missing-distributed-sampler: under DistributedDataParallel every rank builds the same
+// `DataLoader` with no sampler that shards it, so all ranks walk the full dataset: N GPUs
+// compute the same gradients (training) or score the same examples N times (evaluation).
+//
+// Evidence chain: the distributed setup (a call to DistributedDataParallel / DDP under any
+// import alias, init_process_group, FSDP / fully_shard, or a DeepSpeed engine) that governs
+// the loader (at module level, in the loader's function or one enclosing it, in a local
+// helper that function calls, or in a function that calls the loader's function) -> torch's
+// `DataLoader` (by its import binding) -> no sampler: no `sampler=` / `batch_sampler=`, or
+// one that is `None`, a `RandomSampler` / `SequentialSampler`, or a name bound only to those
+// -> no other sharding evidence -> training (error) or evaluation (warning), read from the
+// assignment target (plain or annotated), the dict key, or the returning function's name.
+// Exempt: a custom or conditional sampler that may shard; a dataset built with the rank
+// (`split_dataset_by_node`, `.shard(...)`, a local dataset class that reads the rank, a
+// `Subset` whose indices are computed from the world size); a
+// loader built only on one rank (`if rank == 0:`, `is_main_process()`) or in the
+// non-distributed branch (`else` of `if args.distributed:`); files where Lightning,
+// Accelerate or the Hugging Face Trainer builds and re-shards the loaders (read from calls
+// and base classes, never from comments or strings); `*args` / `**kwargs` that may carry
+// the sampler.
+#include <optional>
+#include <unordered_set>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+constexpr unsigned kSamplerPosition = 3;
+constexpr unsigned kBatchSamplerPosition = 4;
+
+struct Candidate {
+  TSNode call;
+  int scope;
+};
+
+struct Marker {
+  TSNode call;
+  int function;  // -1: module level
+};
+
+std::string_view last_segment(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+bool is_lightning_package(std::string_view qualified) {
+  std::string_view first = qualified.substr(0, qualified.find('.'));
+  return first == "lightning" || first == "pytorch_lightning" || first == "lightning_fabric";
+}
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Candidate> candidates;
+  std::vector<Marker> markers;
+  std::vector<std::vector<int>> callees;  // local functions each function calls
+  std::string framework;                  // the sampler-injecting framework seen, if any
+
+  explicit Checker(const RuleContext& c) : ctx(c), callees(c.model.functions().size()) {
+    note_framework_bases();
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call)) return;
+    int fn = ctx.model.enclosing_function(st.scope);
+    if (is_torch_dataloader(n)) candidates.push_back({n, st.scope});
+    note_call(n, fn);
+  }
+
+  void finish(std::vector<Finding>& out) override {
+    if (!framework.empty() || markers.empty()) return;
+    std::vector<bool> distributed = distributed_functions();
+    for (const Candidate& c : candidates) {
+      const Marker* marker = governing_marker(c, distributed);
+      if (!marker) continue;
+      if (has_sampler(c) || dataset_sharded(c) || guarded(c.call)) continue;
+      out.push_back(make_finding(c, *marker));
+    }
+  }
+
+  // --- facts collected during the walk ----------------------------------------------------
+
+  void note_framework_bases() {
+    for (const ClassInfo& cls : ctx.model.classes()) {
+      if (cls.is_lightning) framework = "Lightning";
+      for (const std::string& base : cls.bases) {
+        if (is_lightning_package(base)) framework = "Lightning";
+        if (is_hf_trainer(base)) framework = "the Hugging Face Trainer";
+      }
+    }
+  }
+
+  static bool is_hf_trainer(std::string_view q) {
+    return (q.starts_with("transformers.") || q.starts_with("trl.")) && q.ends_with("Trainer");
+  }
+
+  void note_call(TSNode call, int fn) {
+    TSNode callee = field(call, k.f_function);
+    auto q = ctx.model.qualified_name(callee);
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    if (q) {
+      std::string_view ql = last_segment(*q);
+      if (is_lightning_package(*q) && (ql == "Trainer" || ql == "Fabric")) framework = "Lightning";
+      if (q->starts_with("accelerate.") && (ql == "Accelerator" || ql == "prepare_data_loader"))
+        framework = "Accelerate";
+      if (is_hf_trainer(*q)) framework = "the Hugging Face Trainer";
+      if (is_marker(*q, leaf)) markers.push_back({call, fn});
+    }
+    if (fn >= 0) note_local_call(callee, fn);
+  }
+
+  static bool is_marker(std::string_view q, std::string_view leaf) {
+    for (std::string_view m : {"DistributedDataParallel", "DDP", "init_process_group",
+                               "FullyShardedDataParallel", "FSDP", "fully_shard"})
+      if (leaf == m || last_segment(q) == m) return true;
+    return q == "deepspeed.initialize" || q == "deepspeed.init_distributed";
+  }
+
+  void note_local_call(TSNode callee, int fn) {
+    std::string_view name;
+    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
+    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
+      name = text_of(field(callee, k.f_attribute), ctx.source);
+    if (name.empty()) return;
+    if (const std::vector<int>* fs = ctx.model.functions_named(name))
+      for (int g : *fs) callees[fn].push_back(g);
+  }
+
+  // --- is the loader torch's DataLoader, and is it under DDP? -------------------------------
+
+  bool is_torch_dataloader(TSNode call) const {
+    TSNode callee = field(call, k.f_function);
+    auto dotted = dotted_name(callee, ctx.source);
+    auto q = ctx.model.qualified_name(callee);
+    if (!dotted || !q) return false;
+    if (*q != "DataLoader" && !q->ends_with(".DataLoader")) return false;
+    std::string first = dotted->substr(0, dotted->find('.'));
+    if (ctx.model.import_of(first)) return q->starts_with("torch");
+    if (*dotted == "DataLoader")
+      return ctx.model.class_named("DataLoader") < 0 && !ctx.model.functions_named("DataLoader");
+    return true;
+  }
+
+  // A function is distributed when it (or a function nested in it) sets DDP up, or when it
+  // calls a local function that is.
+  std::vector<bool> distributed_functions() const {
+    const auto& fns = ctx.model.functions();
+    std::vector<bool> d(fns.size(), false);
+    for (const Marker& m : markers)
+      for (int f = m.function; f >= 0; f = outer_function(f)) d[f] = true;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t f = 0; f < fns.size(); ++f)
+        for (int g : callees[f])
+          if (!d[f] && d[g]) d[f] = changed = true;
+    }
+    return d;
+  }
+
+  int outer_function(int f) const {
+    int scope = ctx.model.functions()[f].scope;
+    return ctx.model.enclosing_function(ctx.model.scopes()[scope].parent);
+  }
+
+  // The marker that puts this loader under DDP: module-level set-up governs every function;
+  // otherwise the loader's function (or one enclosing it) must be distributed, or be called
+  // by a distributed function.
+  const Marker* governing_marker(const Candidate& c, const std::vector<bool>& distributed) const {
+    for (const Marker& m : markers)
+      if (m.function < 0) return &m;
+    for (int f = ctx.model.enclosing_function(c.scope); f >= 0; f = outer_function(f)) {
+      if (distributed[f] || called_by_distributed(f, distributed)) return &markers.front();
+    }
+    return nullptr;
+  }
+
+  bool called_by_distributed(int f, const std::vector<bool>& distributed) const {
+    for (size_t g = 0; g < callees.size(); ++g)
+      if (distributed[g])
+        for (int h : callees[g])
+          if (h == f) return true;
+    return false;
+  }
+
+  // --- sharding evidence --------------------------------------------------------------------
+
+  TSNode argument(TSNode call, std::string_view name, unsigned position) const {
+    TSNode v = keyword_arg(call, name, ctx.source);
+    return is_null(v) ? positional_arg(call, position) : v;
+  }
+
+  bool has_splat(TSNode call) const {
+    bool found = false;
+    for_each_named_child(field(call, k.f_arguments), [&](TSNode c) {
+      found = found || is(c, k.dictionary_splat) || is(c, k.list_splat);
+    });
+    return found;
+  }
+
+  bool has_sampler(const Candidate& c) const {
+    if (has_splat(c.call)) return true;  // cannot see: never guess
+    TSNode batch = argument(c.call, "batch_sampler", kBatchSamplerPosition);
+    TSNode sampler = argument(c.call, "sampler", kSamplerPosition);
+    return may_shard(batch, c.scope, 0) || may_shard(sampler, c.scope, 0);
+  }
+
+  // Could this sampler expression shard by rank? `None`, RandomSampler and SequentialSampler
+  // never do; a name is followed to its bindings (any binding that may shard counts); a
+  // conditional counts when a branch does; anything unknown (a custom sampler, a parameter)
+  // is trusted.
+  bool may_shard(TSNode e, int scope, int depth) const {
+    if (is_null(e)) return false;
+    e = unparenthesize(e);
+    if (depth > 3) return true;
+    if (is(e, k.none)) return false;
+    if (is(e, k.call)) {
+      std::string_view leaf = callee_leaf(e, ctx.source);
+      return leaf != "RandomSampler" && leaf != "SequentialSampler";
+    }
+    if (is(e, k.conditional_expression)) {
+      bool any = false;
+      uint32_t n = ts_node_named_child_count(e);
+      for (uint32_t i = 0; i < n; i += 2) any = any || may_shard(ts_node_named_child(e, i), scope, depth + 1);
+      return any;
+    }
+    if (is(e, k.identifier) || is(e, k.attribute)) {
+      const std::vector<BindingSite>* sites = bindings_of(e, scope);
+      if (!sites) return true;
+      for (const BindingSite& b : *sites)
+        if (may_shard(b.value, scope, depth + 1)) return true;
+      return false;
+    }
+    return true;
+  }
+
+  const std::vector<BindingSite>* bindings_of(TSNode e, int scope) const {
+    auto d = dotted_name(e, ctx.source);
+    if (!d) return nullptr;
+    if (d->starts_with("self.")) {
+      int cls = ctx.model.enclosing_class(scope);
+      if (cls < 0) return nullptr;
+      const auto& sb = ctx.model.classes()[cls].self_bindings;
+      auto it = sb.find(d->substr(5));
+      return it == sb.end() ? nullptr : &it->second;
+    }
+    const auto& scopes = ctx.model.scopes();
+    for (int s = scope; s >= 0; s = scopes[s].parent) {
+      auto it = scopes[s].bindings.find(*d);
+      if (it != scopes[s].bindings.end()) return &it->second;
+    }
+    return nullptr;
+  }
+
+  // A dataset built with the rank shards itself: `split_dataset_by_node(ds, rank=...)`,
+  // `ds.shard(num_shards=world, index=rank)`, `Shards(path, rank=rank)`, or a local dataset
+  // class whose body reads the rank.
+  bool dataset_sharded(const Candidate& c) const {
+    return shards_by_rank(argument(c.call, "dataset", 0), c.scope, 0);
+  }
+
+  // Follows names to their bindings (two hops), through calls and their arguments.
+  bool shards_by_rank(TSNode e, int scope, int depth) const {
+    if (is_null(e) || depth > 2) return false;
+    if (mentions_rank(e) || mentions_world_size(e)) return true;
+    if (is(e, k.call)) {
+      std::string_view leaf = callee_leaf(e, ctx.source);
+      if (leaf == "split_dataset_by_node" || leaf == "shard") return true;
+      TSNode callee = field(e, k.f_function);
+      int cls = is(callee, k.identifier) ? ctx.model.class_named(text_of(callee, ctx.source)) : -1;
+      if (cls >= 0 && mentions_rank(ctx.model.classes()[cls].node)) return true;
+    }
+    if (is(e, k.identifier) || is(e, k.attribute)) {
+      if (const std::vector<BindingSite>* sites = bindings_of(e, scope))
+        for (const BindingSite& b : *sites)
+          if (shards_by_rank(b.value, scope, depth + 1)) return true;
+      if (is(e, k.identifier)) return false;
+    }
+    bool found = false;
+    for_each_named_child(e, [&](TSNode c) { found = found || shards_by_rank(c, scope, depth); });
+    return found;
+  }
+
+  // `Subset(ds, range(len(sampler) * world_size, len(ds)))`: indices computed from the world
+  // size are a deliberate split (the remainder a DistributedSampler dropped), not an oversight.
+  bool mentions_world_size(TSNode n) const {
+    if (is(n, k.identifier)) {
+      std::string id = names::lower(text_of(n, ctx.source));
+      return names::contains(id, "world_size") || id == "get_world_size";
+    }
+    if (is(n, k.string) || is(n, k.comment)) return false;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || mentions_world_size(c); });
+    return found;
+  }
+
+  // An identifier naming the process's rank (`rank`, `local_rank`, `get_rank`).
+  bool mentions_rank(TSNode n) const {
+    if (is(n, k.identifier)) return names::contains(names::lower(text_of(n, ctx.source)), "rank");
+    if (is(n, k.string) || is(n, k.comment)) return false;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || mentions_rank(c); });
+    return found;
+  }
+
+  // --- one rank only, or the non-distributed branch -------------------------------------
+
+  bool guarded(TSNode call) const {
+    TSNode child = call;
+    for (TSNode p = ts_node_parent(call); !is_null(p); child = p, p = ts_node_parent(p)) {
+      if (is(p, k.function_definition) || is(p, k.class_definition)) return false;
+      TSNode cond{};
+      bool positive = true;
+      if ((is(p, k.if_statement) || is(p, k.elif_clause)) &&
+          ts_node_eq(field(p, k.f_consequence), child)) {
+        cond = field(p, k.f_condition);
+      } else if (is(p, k.else_clause) && is(ts_node_parent(p), k.if_statement)) {
+        cond = field(ts_node_parent(p), k.f_condition);
+        positive = false;
+      }
+      if (!is_null(cond) && guard_excludes_ddp(cond, positive)) return true;
+    }
+    return false;
+  }
+
+  // True when the branch the loader sits in runs on one rank only, or only without DDP.
+  bool guard_excludes_ddp(TSNode cond, bool positive) const {
+    cond = unparenthesize(cond);
+    if (is(cond, k.not_operator)) return guard_excludes_ddp(ts_node_named_child(cond, 0), !positive);
+    if (is(cond, k.boolean_operator)) {
+      // Taken only if both hold (`and`): either one restricting the branch is enough; taken if
+      // either holds (`or`): both must restrict it.
+      if (!positive) return false;
+      bool left = guard_excludes_ddp(field(cond, k.f_left), true);
+      bool right = guard_excludes_ddp(field(cond, k.f_right), true);
+      return text_of(field(cond, k.f_operator), ctx.source) == "and" ? left || right : left && right;
+    }
+    if (positive && (single_rank_test(cond) || no_rank_test(cond))) return true;
+    if (distributed_test(cond)) return positive != holds_when_distributed(cond);
+    return false;
+  }
+
+  bool single_rank_test(TSNode cond) const {
+    if (is(cond, k.comparison_operator))
+      return mentions_rank(cond) && has_operator(cond, "==") && has_literal(cond, "0");
+    auto d = is(cond, k.call) ? dotted_name(field(cond, k.f_function), ctx.source)
+                              : dotted_name(cond, ctx.source);
+    if (!d) return false;
+    std::string_view leaf = last_segment(*d);
+    for (std::string_view m : {"is_main_process", "is_local_main_process", "is_master",
+                               "master_process", "is_rank_zero", "is_global_zero"})
+      if (leaf == m) return true;
+    return false;
+  }
+
+  // `args.local_rank == -1`: the launcher assigned no rank, so this run is not distributed.
+  bool no_rank_test(TSNode cond) const {
+    return is(cond, k.comparison_operator) && mentions_rank(cond) && has_operator(cond, "==") &&
+           has_literal(cond, "-1");
+  }
+
+  // `args.distributed`, `ddp`, `dist.is_initialized()`, `world_size > 1`.
+  bool distributed_test(TSNode cond) const {
+    auto d = is(cond, k.call) ? dotted_name(field(cond, k.f_function), ctx.source)
+                              : dotted_name(cond, ctx.source);
+    if (d) {
+      std::string leaf = names::lower(last_segment(*d));
+      return names::contains(leaf, "distributed") || leaf == "ddp" || leaf == "is_initialized";
+    }
+    if (!is(cond, k.comparison_operator)) return false;
+    bool world = false;
+    for_each_named_child(cond, [&](TSNode c) {
+      auto n = dotted_name(c, ctx.source);
+      world = world || (n && names::contains(names::lower(last_segment(*n)), "world_size"));
+    });
+    return world;
+  }
+
+  // `world_size == 1` holds only without DDP; every other distributed test holds with it.
+  bool holds_when_distributed(TSNode cond) const {
+    return !(is(cond, k.comparison_operator) && has_operator(cond, "==") && has_literal(cond, "1"));
+  }
+
+  bool has_operator(TSNode cmp, std::string_view op) const {
+    uint32_t n = ts_node_child_count(cmp);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_child(cmp, i);
+      if (!ts_node_is_named(c) && text_of(c, ctx.source) == op) return true;
+    }
+    return false;
+  }
+
+  bool has_literal(TSNode cmp, std::string_view value) const {
+    bool found = false;
+    for_each_named_child(cmp, [&](TSNode c) {
+      found = found || ((is(c, k.integer) || is(c, k.unary_operator)) && text_of(c, ctx.source) == value);
+    });
+    return found;
+  }
+
+  // --- the finding ------------------------------------------------------------------------
+
+  // The name the loader is stored under: an assignment target (plain or annotated), a dict
+  // key, or the name of the function that returns it.
+  std::string loader_name(TSNode call) const {
+    TSNode child = call;
+    for (TSNode p = ts_node_parent(call); !is_null(p); child = p, p = ts_node_parent(p)) {
+      if (is(p, k.assignment)) return std::string(text_of(field(p, k.f_left), ctx.source));
+      if (is(p, k.pair)) return std::string(text_of(ts_node_named_child(p, 0), ctx.source));
+      if (is(p, k.return_statement)) {
+        for (TSNode f = ts_node_parent(p); !is_null(f); f = ts_node_parent(f))
+          if (is(f, k.function_definition)) return std::string(text_of(field(f, k.f_name), ctx.source));
+        return {};
+      }
+      if (!is(p, k.argument_list) && !is(p, k.call) && !is(p, k.parenthesized_expression) &&
+          !is(p, k.keyword_argument) && !is(p, k.conditional_expression))
+        return {};
+    }
+    return {};
+  }
+
+  static bool is_evaluation_name(std::string_view name) {
+    std::string l = names::lower(name);
+    for (std::string_view w : {"val", "valid", "eval", "test"})
+      if (names::contains(l, w)) return true;
+    return false;
+  }
+
+  Finding make_finding(const Candidate& c, const Marker& marker) const {
+    Finding f;
+    f.code = "TG012";
+    f.category = Category::ConvergenceBug;
+    f.range = range_of(c.call);
+    std::string name = loader_name(c.call);
+    bool evaluation = is_evaluation_name(name);
+    std::string loader = quote_code(text_of(c.call, ctx.source));
+    f.evidence.push_back({range_of(marker.call), "distributed training is set up here: " +
+                                                     quote_code(text_of(marker.call, ctx.source))});
+    f.evidence.push_back({range_of(field(c.call, k.f_arguments)), sampler_evidence(c)});
+    if (evaluation) {
+      f.severity = Severity::Warning;
+      f.message = loader + " has no DistributedSampler: each rank scores the complete evaluation "
+                           "set, repeating the same work on every GPU for one result.";
+      f.hint = "Shard it with `sampler=DistributedSampler(dataset, shuffle=False)` and reduce the "
+               "metric across ranks, or evaluate on a single rank.";
+      f.evidence.push_back({range_of(c.call), quote_code(name) + " names an evaluation loader"});
+      return f;
+    }
+    f.severity = Severity::Error;
+    f.message = loader + " has no DistributedSampler: every rank walks the full dataset, so all "
+                         "ranks compute gradients from the same batches.";
+    if (has_literal_true_keyword(c.call, "shuffle", ctx.source))
+      f.message += " `shuffle=True` does not help: each rank shuffles the same way, which "
+                   "distributes nothing.";
+    f.hint = "Pass `sampler=DistributedSampler(dataset)` instead of `shuffle=True` (the two cannot "
+             "be combined) and call `sampler.set_epoch(epoch)` at the start of every epoch.";
+    return f;
+  }
+
+  std::string sampler_evidence(const Candidate& c) const {
+    TSNode sampler = argument(c.call, "sampler", kSamplerPosition);
+    if (is_null(sampler))
+      return "no `sampler=` or `batch_sampler=`, and no framework (Lightning, Accelerate, the "
+             "Hugging Face Trainer) in this file re-shards the loader";
+    return quote_code(text_of(sampler, ctx.source)) + " does not shard the data by rank";
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg012(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

@@ -1,0 +1,289 @@
+// TG013 redundant-device-transfer: the same host-to-device copy runs on every iteration of a
+// loop, although the data does not change between iterations.
+//
+// Evidence chain: the `.to(<device>)` / `.cuda()` call and why its destination is a device
+// (`device=`, a cuda/mps literal, a `torch.device(...)` call or a name bound to one, a name
+// containing `device`) -> the enclosing loop -> why the copied value is the same each pass:
+// a host factory (`torch.arange(16)`) built in the loop without `device=`, a model, or a
+// name that nothing in the loop rebinds.
+// Exempt: downloads (`.to("cpu")`); dtype casts and destinations that cannot be shown to be
+// a device (`.to(dev)` with `dev` a bare parameter); destinations and values bound by the
+// loop (batch transfers, `for dev in devices`), comprehension targets, `x = x.to(device)`;
+// a device restored after a `.cpu()` of the same object in the loop (checkpointing);
+// tensors created with `device=` or moved once before the loop (already resident, `.to`
+// returns them unchanged, TG013-P06); `torch.from_numpy(batch)` of loop data (the batch
+// transfer itself, no `device=` form exists).
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+constexpr std::string_view kHostFactories[] = {"tensor", "zeros", "ones",   "full",      "empty",
+                                               "arange", "linspace", "eye", "as_tensor", "from_numpy",
+                                               "randn",  "rand",  "randint"};
+constexpr std::string_view kCasts[] = {"float", "half", "double", "long", "int", "bool", "bfloat16"};
+
+template <size_t N>
+bool in(const std::string_view (&list)[N], std::string_view s) {
+  for (auto x : list)
+    if (x == s) return true;
+  return false;
+}
+
+std::string root_of(const std::string& dotted) { return dotted.substr(0, dotted.find('.')); }
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Finding> out;
+  std::unordered_map<const void*, std::unordered_set<std::string>> assigned_cache;
+
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  void finish(std::vector<Finding>& sink) override {
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
+
+  // Every dotted target assigned anywhere in `loop` (so a value rebound later in the body,
+  // carried to the next iteration, counts as changing).
+  const std::unordered_set<std::string>& assigned_in(TSNode loop) {
+    auto [it, fresh] = assigned_cache.try_emplace(node_id(loop));
+    if (fresh) collect_assigned(loop, it->second);
+    return it->second;
+  }
+
+  void collect_assigned(TSNode n, std::unordered_set<std::string>& set) const {
+    TSSymbol s = sym(n);
+    if (s == k.assignment || s == k.augmented_assignment || s == k.for_statement || s == k.for_in_clause)
+      add_targets(field(n, k.f_left), set);
+    else if (s == k.named_expression) add_targets(field(n, k.f_name), set);
+    else if (s == k.as_pattern) add_targets(field(n, k.f_alias), set);
+    for_each_named_child(n, [&](TSNode c) { collect_assigned(c, set); });
+  }
+
+  void add_targets(TSNode t, std::unordered_set<std::string>& set) const {
+    if (is_null(t)) return;
+    if (auto d = dotted_name(t, ctx.source)) {
+      set.insert(*d);
+      return;
+    }
+    if (is(t, k.subscript)) return add_targets(field(t, k.f_value), set);
+    for_each_named_child(t, [&](TSNode c) { add_targets(c, set); });
+  }
+
+  // Is `dotted` (or its root, or a prefix of it) rebound by an enclosing loop or
+  // comprehension between the call and the function?
+  bool varies(const std::string& dotted, TSNode at, const WalkState& st) {
+    auto hit = [&](const std::unordered_set<std::string>& set) {
+      if (set.count(dotted) || set.count(root_of(dotted))) return true;
+      for (size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', dot + 1))
+        if (set.count(dotted.substr(0, dot))) return true;
+      return false;
+    };
+    for (const LoopFrame& loop : st.loops)
+      if (hit(assigned_in(loop.node))) return true;
+    for (TSNode p = ts_node_parent(at); !is_null(p); p = ts_node_parent(p)) {
+      TSSymbol s = sym(p);
+      if (s == k.function_definition || s == k.for_statement || s == k.while_statement) break;
+      if (s == k.list_comprehension || s == k.set_comprehension || s == k.dictionary_comprehension ||
+          s == k.generator_expression) {
+        if (hit(assigned_in(p))) return true;
+      }
+    }
+    return false;
+  }
+
+  // Any identifier inside `e` that the loop rebinds.
+  bool reads_varying(TSNode e, const WalkState& st) {
+    if (is(e, k.identifier)) return varies(std::string(text_of(e, ctx.source)), e, st);
+    if (is(e, k.keyword_argument)) return reads_varying(field(e, k.f_value), st);
+    bool found = false;
+    for_each_named_child(e, [&](TSNode c) { found = found || reads_varying(c, st); });
+    return found;
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call) || st.loops.empty()) return;
+    TSNode callee = field(n, k.f_function);
+    if (!is(callee, k.attribute)) return;
+    std::string_view method = text_of(field(callee, k.f_attribute), ctx.source);
+    if (method != "to" && method != "cuda") return;
+    std::string why;
+    TSNode dest = destination(n, method, st.scope, why);
+    if (method == "to" && why.empty()) return;
+    if (!is_null(dest) && reads_varying(dest, st)) return;  // a different device each pass
+    TSNode recv = unparenthesize(field(callee, k.f_object));
+    if (auto base = base_name(recv, ctx.source); base && restored_after_cpu(st.innermost_loop()->node, *base)) return;
+    if (on_factory(n, recv, why, st)) return;
+    auto r = dotted_name(recv, ctx.source);
+    if (!r || varies(*r, n, st)) return;
+    bool model = ctx.model.is_model(*r, st.scope);
+    if (!model && already_resident(*r, st)) return;
+    out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
+  }
+
+  // Why this call moves data to an accelerator ("" when it cannot be shown); the node
+  // naming the destination, if any.
+  TSNode destination(TSNode call, std::string_view method, int scope, std::string& why) const {
+    if (method == "cuda") {
+      why = "`.cuda()` copies to the GPU";
+      return positional_arg(call, 0);
+    }
+    if (TSNode kw = keyword_arg(call, "device", ctx.source); !is_null(kw)) {
+      if (!is_cpu(kw)) why = "`device=` names the destination";
+      return kw;
+    }
+    TSNode a = unparenthesize(positional_arg(call, 0));
+    if (is_null(a) || is_cpu(a)) return a;
+    if (is_device_literal(a)) why = quote_code(text_of(a, ctx.source)) + " is an accelerator device";
+    else if (is_device_call(a)) why = quote_code(text_of(a, ctx.source)) + " is a device";
+    else if (auto d = dotted_name(a, ctx.source)) {
+      if (names::contains(names::lower(*d), "device")) why = "`" + *d + "` names a device";
+      else if (bound_to_device(*d, scope)) why = "`" + *d + "` is bound to a device";
+    }
+    return a;
+  }
+
+  bool is_device_literal(TSNode a) const {
+    if (!is(a, k.string)) return false;
+    std::string s = names::lower(text_of(a, ctx.source));
+    return (names::contains(s, "cuda") || names::contains(s, "mps")) && !names::contains(s, "cpu");
+  }
+
+  bool is_device_call(TSNode a) const {
+    if (!is(a, k.call) || callee_leaf(a, ctx.source) != "device") return false;
+    TSNode first = unparenthesize(positional_arg(a, 0));
+    return is_device_literal(first);
+  }
+
+  bool is_cpu(TSNode a) const {
+    a = unparenthesize(a);
+    if (is(a, k.string)) return names::contains(names::lower(text_of(a, ctx.source)), "cpu");
+    if (is(a, k.call) && callee_leaf(a, ctx.source) == "device") return is_cpu(positional_arg(a, 0));
+    return false;
+  }
+
+  // `dev = torch.device("cuda")` / `dev = "cuda:0"` in a visible scope (TG013-N10).
+  bool bound_to_device(const std::string& name, int scope) const {
+    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
+      auto it = ctx.model.scopes()[s].bindings.find(name);
+      if (it == ctx.model.scopes()[s].bindings.end()) continue;
+      for (const BindingSite& b : it->second) {
+        TSNode v = unparenthesize(b.value);
+        if (b.position >= 0 || !(is_device_literal(v) || is_device_call(v))) return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // `net.cpu()` / `net.to("cpu")` in the same loop: the device is being restored.
+  bool restored_after_cpu(TSNode n, const std::string& base) const {
+    if (is(n, k.call)) {
+      TSNode callee = field(n, k.f_function);
+      std::string_view leaf = callee_leaf(n, ctx.source);
+      if (is(callee, k.attribute) &&
+          (leaf == "cpu" || (leaf == "to" && is_cpu(positional_arg(n, 0))))) {
+        auto b = base_name(field(callee, k.f_object), ctx.source);
+        if (b && *b == base) return true;
+      }
+    }
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || restored_after_cpu(c, base); });
+    return found;
+  }
+
+  // A host factory (looking through dtype casts) copied over: reported here. Returns true
+  // when the call was decided (reported or exempt).
+  bool on_factory(TSNode call, TSNode recv, const std::string& why, const WalkState& st) {
+    while (is(recv, k.call) && in(kCasts, callee_leaf(recv, ctx.source)) &&
+           is(field(recv, k.f_function), k.attribute))
+      recv = unparenthesize(field(field(recv, k.f_function), k.f_object));
+    if (!is(recv, k.call)) return false;
+    std::string_view leaf = callee_leaf(recv, ctx.source);
+    if (!in(kHostFactories, leaf)) return false;
+    auto q = ctx.model.qualified_name(field(recv, k.f_function));
+    bool bare = is(field(recv, k.f_function), k.identifier) && !ctx.model.import_of(leaf) &&
+                !ctx.model.functions_named(leaf);
+    if (!q || !(q->starts_with("torch.") || bare)) return false;
+    if (!is_null(keyword_arg(recv, "device", ctx.source))) return true;  // already allocated there
+    bool per_batch = reads_varying(field(recv, k.f_arguments), st);
+    if (per_batch && leaf == "from_numpy") return true;  // the batch transfer itself
+    Shape shape = leaf.starts_with("rand") ? Shape::RandomFactory
+                  : per_batch              ? Shape::BatchFactory
+                                           : Shape::Factory;
+    out.push_back(make_finding(call, why, shape, std::string(leaf), st));
+    return true;
+  }
+
+  // Every binding of `name` visible here creates it with `device=` or moves it to a device
+  // before the loop: `.to()` returns the tensor itself, nothing is copied (TG013-P06).
+  bool already_resident(const std::string& name, const WalkState& st) const {
+    for (int s = st.scope; s >= 0; s = ctx.model.scopes()[s].parent) {
+      auto it = ctx.model.scopes()[s].bindings.find(name);
+      if (it == ctx.model.scopes()[s].bindings.end()) continue;
+      for (const BindingSite& b : it->second) {
+        TSNode v = unparenthesize(b.value);
+        if (b.position >= 0 || !is(v, k.call)) return false;
+        TSNode kw = keyword_arg(v, "device", ctx.source);
+        if (!is_null(kw) && !is_cpu(kw)) continue;
+        std::string_view leaf = callee_leaf(v, ctx.source);
+        std::string moved;
+        if (leaf == "cuda" || leaf == "to") destination(v, leaf, s, moved);
+        if (moved.empty()) return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  enum class Shape { Factory, BatchFactory, RandomFactory, Model, Invariant };
+
+  Finding make_finding(TSNode call, const std::string& why, Shape shape, const std::string& what,
+                       const WalkState& st) const {
+    Finding f;
+    f.code = "TG013";
+    f.severity = Severity::Warning;
+    f.category = Category::PerformanceWarn;
+    f.range = range_of(call);
+    std::string c = quote_code(text_of(call, ctx.source));
+    switch (shape) {
+      case Shape::Factory:
+      case Shape::BatchFactory:
+      case Shape::RandomFactory:
+        f.message = c + " builds `torch." + what + "(...)` in host memory on every iteration and then copies it to the device.";
+        f.hint = shape == Shape::Factory
+                     ? "Create it once before the loop, or pass `device=` to `torch." + what + "(...)`."
+                     : "Pass `device=` to `torch." + what + "(...)` so it is created on the device directly.";
+        break;
+      case Shape::Model:
+        f.message = c + " moves the model on every iteration: `Module.to` visits every parameter and buffer each time, even when nothing moves.";
+        f.hint = "Move the model once, before the loop.";
+        break;
+      case Shape::Invariant:
+        f.message = c + ": `" + what + "` is not reassigned in the loop, so the same bytes are uploaded to the device on every pass.";
+        f.hint = "Copy it once before the loop and reuse the result.";
+        break;
+    }
+    if (!why.empty()) f.evidence.push_back({range_of(call), why});
+    TSNode loop = st.innermost_loop()->node;
+    TSNode header = is(loop, k.for_statement) ? field(loop, k.f_right) : field(loop, k.f_condition);
+    std::string loop_step = shape == Shape::Invariant ? "this loop never rebinds `" + what + "`"
+                            : shape == Shape::Model  ? "the move repeats on every iteration of this loop"
+                                                     : "the factory runs again on every iteration of this loop";
+    f.evidence.push_back({range_of(is_null(header) ? loop : header), loop_step});
+    return f;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg013(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules

@@ -1,0 +1,493 @@
+// TG014 unscaled-gradient-accumulation: a loop backwards every iteration but steps the
+// optimizer only every N-th one (`if (i + 1) % N == 0: opt.step()`), and nothing divides the
+// loss by N, so each step applies the sum of N gradients: an N-fold learning rate.
+//
+// Evidence chain: the `R.backward()` call in a loop -> an `if` in that loop whose test has a
+// `% N` (N a name, attribute or integer other than 1) and whose body steps an optimizer (by
+// binding, or by name as a last resort) -> gradients really accumulate (no unconditional
+// zero_grad in the loop) -> R's definition chain (reassignments, in-place ops, local helpers'
+// returns) shows no scaling of the backwarded value.
+// Exempt: any visible scaling of the backwarded value (`/ N`, `/ float(N)`, `.div(N)`,
+// `* (1 / N)`, `* inv` with `inv = 1 / N`, or a division by anything the rule cannot relate to
+// N, such as a `loss_scale` variable: it does not guess); gradients rescaled before the step
+// (`scale_grads_` or an alias of it, `p.grad /= N`, `p.grad.div_(N)`); backwards owned by a
+// framework that scales for the user (Accelerate / Fabric / DeepSpeed engines and Lightning
+// strategies, read from the receiver's binding or its name, LightningModule methods, and
+// subclasses of the Hugging Face Trainer). Framework detection reads code, never comments.
+// Fix (unsafe: it changes the effective learning rate): `R.backward()` -> `(R / N).backward()`.
+#include <algorithm>
+#include <set>
+
+#include "analysis/names.h"
+#include "rules/rule.h"
+
+namespace preflight::rules {
+namespace {
+
+using namespace preflight::analysis;
+
+// How the value that reaches backward is scaled: not at all, by the accumulation divisor, or
+// by something the rule cannot relate to it.
+enum class Scale { None, Divisor, Other };
+
+Scale combine_sum(Scale a, Scale b) {
+  if (a == Scale::Divisor && b == Scale::Divisor) return Scale::Divisor;
+  return a == Scale::None && b == Scale::None ? Scale::None : Scale::Other;
+}
+Scale strongest(Scale a, Scale b) {
+  if (a == Scale::Divisor || b == Scale::Divisor) return Scale::Divisor;
+  return a == Scale::Other || b == Scale::Other ? Scale::Other : Scale::None;
+}
+
+constexpr int kMaxDepth = 8;
+constexpr std::string_view kManaged[] = {"accelerat", "trainer", "lightning", "fabric", "deepspeed"};
+constexpr std::string_view kManagedModules[] = {"accelerate", "deepspeed", "lightning",
+                                                "pytorch_lightning", "transformers", "trl"};
+
+struct Guard {
+  TSNode if_node;     // if_statement or elif_clause
+  TSNode test;
+  TSNode body;
+  TSNode step;        // the optimizer step in its body
+  std::string divisor;
+};
+
+struct Checker final : RuleCheck {
+  const RuleContext& ctx;
+  const Kinds& k = kinds();
+  std::vector<Finding> out;
+  mutable std::optional<std::set<std::string>> rescaler_aliases;
+  explicit Checker(const RuleContext& c) : ctx(c) {}
+
+  void finish(std::vector<Finding>& sink) override {
+    for (Finding& f : out) sink.push_back(std::move(f));
+  }
+
+  void enter(TSNode n, const WalkState& st) override {
+    if (!is(n, k.call) || callee_leaf(n, ctx.source) != "backward") return;
+    TSNode callee = field(n, k.f_function);
+    const LoopFrame* loop = st.innermost_loop();
+    if (!is(callee, k.attribute) || !loop) return;
+    TSNode receiver = field(callee, k.f_object);
+    if (framework_owned(receiver, st.scope)) return;
+    std::vector<Guard> guards = accumulation_guards(loop->node, st.scope);
+    std::erase_if(guards, [&](const Guard& g) { return inside(n, g.body); });
+    if (guards.empty()) return;
+    if (clears_every_iteration(loop->node) || rescales_gradients(loop->node)) return;
+    std::set<std::string> keys;
+    for (const Guard& g : guards) keys.insert(g.divisor);
+    Body body{function_body(st.scope), keys};
+    if (scale_of(receiver, body, ts_node_start_byte(n), 0) != Scale::None) return;
+    out.push_back(make_finding(n, receiver, guards, *keys.begin()));
+  }
+
+  // --- frameworks ------------------------------------------------------------------------
+
+  bool framework_owned(TSNode receiver, int scope) const {
+    int cls = ctx.model.enclosing_class(scope);
+    if (cls >= 0) {
+      const ClassInfo& c = ctx.model.classes()[cls];
+      if (c.is_lightning) return true;
+      for (const std::string& base : c.bases)
+        if (base.ends_with("Trainer") && from_managed_module(base)) return true;
+    }
+    auto d = dotted_name(receiver, ctx.source);
+    if (!d) return false;
+    std::string low = names::lower(*d);
+    for (auto m : kManaged)
+      if (names::contains(low, m)) return true;
+    // `engine.backward(loss)`, `strategy.backward(loss)`: a wrapper's backward, not a tensor's.
+    std::string_view last = std::string_view(*d).substr(d->rfind('.') + 1);
+    if (names::is_backward_wrapper_receiver(last) && !names::contains(names::lower(last), "scaler"))
+      return true;
+    return bound_to_framework(d->substr(0, d->find('.')), scope);
+  }
+
+  bool from_managed_module(std::string_view qualified) const {
+    for (auto m : kManagedModules)
+      if (qualified.starts_with(m) && (qualified.size() == m.size() || qualified[m.size()] == '.'))
+        return true;
+    return false;
+  }
+
+  // `engine, opt, _, _ = deepspeed.initialize(...)`, `acc = Accelerator()`.
+  bool bound_to_framework(const std::string& name, int scope) const {
+    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
+      auto it = ctx.model.scopes()[s].bindings.find(name);
+      if (it == ctx.model.scopes()[s].bindings.end()) continue;
+      for (const BindingSite& b : it->second) {
+        TSNode v = unparenthesize(b.value);
+        if (!is(v, k.call)) continue;
+        auto q = ctx.model.qualified_name(field(v, k.f_function));
+        if (q && from_managed_module(*q)) return true;
+      }
+      return false;
+    }
+    return false;
+  }
+
+  // --- the accumulation guard ------------------------------------------------------------
+
+  std::vector<Guard> accumulation_guards(TSNode loop, int scope) const {
+    std::vector<Guard> guards;
+    collect_guards(field(loop, k.f_body), scope, guards);
+    return guards;
+  }
+
+  void collect_guards(TSNode n, int scope, std::vector<Guard>& guards) const {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    if (s == k.if_statement || s == k.elif_clause) {
+      TSNode test = field(n, k.f_condition);
+      TSNode body = field(n, k.f_consequence);
+      TSNode mod = first_modulo(test);
+      if (is_null(mod)) mod = modulo_behind_name(test, n);
+      TSNode step = is_null(body) ? TSNode{} : optimizer_step(body, scope);
+      if (!is_null(mod) && !is_null(step))
+        if (auto key = divisor_key(field(mod, k.f_right)); key && *key != "1")
+          guards.push_back({n, test, body, step, *key});
+    }
+    for_each_named_child(n, [&](TSNode c) { collect_guards(c, scope, guards); });
+  }
+
+  // The first `a % b` in source order; `"%d" % x` is string formatting, not a modulo.
+  TSNode first_modulo(TSNode n) const {
+    if (is_null(n)) return TSNode{};
+    if (is(n, k.binary_operator) && text_of(field(n, k.f_operator), ctx.source) == "%" &&
+        !is(unparenthesize(field(n, k.f_left)), k.string))
+      return n;
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = first_modulo(c);
+    });
+    return found;
+  }
+
+  // `need_update = (i + 1) % accum == 0` ... `if need_update:` (timm shape): the modulo in
+  // the last assignment of a bare-name test, in the same function before the `if`.
+  TSNode modulo_behind_name(TSNode test, TSNode if_node) const {
+    test = unparenthesize(test);
+    if (!is(test, k.identifier)) return TSNode{};
+    TSNode body = if_node;
+    while (!is_null(body) && !is(body, k.function_definition) && !is(body, k.module))
+      body = ts_node_parent(body);
+    if (is_null(body)) return TSNode{};
+    if (is(body, k.function_definition)) body = field(body, k.f_body);
+    TSNode def = last_assignment(text_of(test, ctx.source), body, ts_node_start_byte(if_node));
+    return is_null(def) ? TSNode{} : first_modulo(field(def, k.f_right));
+  }
+
+  std::optional<std::string> divisor_key(TSNode e) const {
+    e = unparenthesize(e);
+    if (is(e, k.integer)) return std::string(text_of(e, ctx.source));
+    return dotted_name(e, ctx.source);
+  }
+
+  TSNode optimizer_step(TSNode n, int scope) const {
+    if (is(n, k.call) && callee_leaf(n, ctx.source) == "step") {
+      TSNode callee = field(n, k.f_function);
+      if (is(callee, k.attribute)) {
+        auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+        if (recv && ctx.model.is_optimizer(*recv, scope)) return n;
+      }
+    }
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = optimizer_step(c, scope);
+    });
+    return found;
+  }
+
+  static bool inside(TSNode n, TSNode region) {
+    return !is_null(region) && ts_node_start_byte(n) >= ts_node_start_byte(region) &&
+           ts_node_end_byte(n) <= ts_node_end_byte(region);
+  }
+
+  // A zero_grad outside every `if` of the loop clears each iteration: nothing accumulates.
+  bool clears_every_iteration(TSNode n) const {
+    TSSymbol s = sym(n);
+    if (s == k.if_statement || s == k.function_definition || s == k.class_definition) return false;
+    if (s == k.call && callee_leaf(n, ctx.source) == "zero_grad") return true;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || clears_every_iteration(c); });
+    return found;
+  }
+
+  // --- gradient rescaling before the step --------------------------------------------------
+
+  bool rescales_gradients(TSNode n) const {
+    TSSymbol s = sym(n);
+    if (s == k.call) {
+      std::string_view leaf = callee_leaf(n, ctx.source);
+      if (names::contains(leaf, "scale_grad")) return true;
+      auto callee = dotted_name(field(n, k.f_function), ctx.source);
+      if (callee && aliases().count(*callee)) return true;
+      TSNode fn = field(n, k.f_function);
+      if ((leaf == "div_" || leaf == "mul_") && is(fn, k.attribute) && is_grad(field(fn, k.f_object)))
+        return true;
+    } else if (s == k.augmented_assignment) {
+      std::string_view op = text_of(field(n, k.f_operator), ctx.source);
+      if ((op == "/=" || op == "*=") && is_grad(field(n, k.f_left))) return true;
+    }
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || rescales_gradients(c); });
+    return found;
+  }
+
+  // `p.grad`, `p.grad.data`.
+  bool is_grad(TSNode e) const {
+    e = unparenthesize(e);
+    if (!is(e, k.attribute)) return false;
+    std::string_view attr = text_of(field(e, k.f_attribute), ctx.source);
+    if (attr == "data") return is_grad(field(e, k.f_object));
+    return attr == "grad";
+  }
+
+  // Dotted targets of plain assignments whose value mentions an identifier containing
+  // `scale_grad` (`self._rescale = utils.scale_grads_`), computed once per file on demand.
+  const std::set<std::string>& aliases() const {
+    if (!rescaler_aliases) {
+      rescaler_aliases.emplace();
+      collect_aliases(ctx.root);
+    }
+    return *rescaler_aliases;
+  }
+
+  void collect_aliases(TSNode n) const {
+    if (is(n, k.assignment) && mentions_scale_grad(field(n, k.f_right)))
+      if (auto d = dotted_name(field(n, k.f_left), ctx.source)) rescaler_aliases->insert(*d);
+    for_each_named_child(n, [&](TSNode c) { collect_aliases(c); });
+  }
+
+  bool mentions_scale_grad(TSNode n) const {
+    if (is_null(n)) return false;
+    if (is(n, k.identifier)) return names::contains(text_of(n, ctx.source), "scale_grad");
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || mentions_scale_grad(c); });
+    return found;
+  }
+
+  // --- the backwarded value's definition chain --------------------------------------------
+
+  struct Body {
+    TSNode node;                      // the function body (or module) holding the chain
+    const std::set<std::string>& keys;
+  };
+
+  TSNode function_body(int scope) const {
+    int f = ctx.model.enclosing_function(scope);
+    return f >= 0 ? field(ctx.model.functions()[f].node, k.f_body) : ctx.root;
+  }
+
+  bool is_number(TSNode e) const {
+    e = unparenthesize(e);
+    return is(e, k.integer) || is(e, k.float_);
+  }
+
+  // `N`, `float(N)`, `int(N)`, or a local name bound to one of those.
+  bool divisor_like(TSNode e, const Body& b, uint32_t before, int depth) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > kMaxDepth) return false;
+    if (auto key = divisor_key(e); key && b.keys.count(*key)) return true;
+    if (is(e, k.call)) {
+      std::string_view leaf = callee_leaf(e, ctx.source);
+      if ((leaf == "float" || leaf == "int") && is(field(e, k.f_function), k.identifier))
+        return divisor_like(positional_arg(e, 0), b, before, depth + 1);
+      return false;
+    }
+    if (!is(e, k.identifier)) return false;
+    TSNode def = last_assignment(text_of(e, ctx.source), b.node, before);
+    return !is_null(def) && divisor_like(field(def, k.f_right), b, ts_node_start_byte(def), depth + 1);
+  }
+
+  // `1 / N`, `1.0 / float(N)`, or a local name bound to one (`inv = 1 / N`).
+  bool reciprocal_like(TSNode e, const Body& b, uint32_t before, int depth) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > kMaxDepth) return false;
+    if (is(e, k.binary_operator) && text_of(field(e, k.f_operator), ctx.source) == "/")
+      return is_number(field(e, k.f_left)) && divisor_like(field(e, k.f_right), b, before, depth + 1);
+    if (!is(e, k.identifier)) return false;
+    TSNode def = last_assignment(text_of(e, ctx.source), b.node, before);
+    return !is_null(def) && reciprocal_like(field(def, k.f_right), b, ts_node_start_byte(def), depth + 1);
+  }
+
+  Scale scale_of(TSNode e, const Body& b, uint32_t before, int depth) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > kMaxDepth) return Scale::None;
+    TSSymbol s = sym(e);
+    if (s == k.binary_operator) return scale_of_binary(e, b, before, depth);
+    if (s == k.call) return scale_of_call(e, b, before, depth);
+    if (s == k.identifier || s == k.attribute) {
+      auto d = dotted_name(e, ctx.source);
+      if (d) return scale_of_name(*d, b, before, depth);
+      if (s == k.attribute) return scale_of(field(e, k.f_object), b, before, depth + 1);
+    }
+    if (s == k.subscript) return scale_of(field(e, k.f_value), b, before, depth + 1);
+    return Scale::None;
+  }
+
+  Scale scale_of_binary(TSNode e, const Body& b, uint32_t before, int depth) const {
+    std::string_view op = text_of(field(e, k.f_operator), ctx.source);
+    TSNode l = field(e, k.f_left), r = field(e, k.f_right);
+    if (op == "/" || op == "//")
+      return divisor_like(r, b, before, depth + 1) ? Scale::Divisor : Scale::Other;
+    if (op == "*") {
+      if (reciprocal_like(l, b, before, depth + 1) || reciprocal_like(r, b, before, depth + 1))
+        return Scale::Divisor;
+      if (is_number(l) || is_number(r)) return Scale::Other;  // `loss * 0.25`
+      return strongest(scale_of(l, b, before, depth + 1), scale_of(r, b, before, depth + 1));
+    }
+    if (op == "+" || op == "-")
+      return combine_sum(scale_of(l, b, before, depth + 1), scale_of(r, b, before, depth + 1));
+    return Scale::None;
+  }
+
+  Scale scale_of_call(TSNode call, const Body& b, uint32_t before, int depth) const {
+    TSNode callee = field(call, k.f_function);
+    std::string_view leaf = callee_leaf(call, ctx.source);
+    if (is(callee, k.attribute)) {
+      TSNode recv = field(callee, k.f_object);
+      TSNode arg = positional_arg(call, 0);
+      if (leaf == "div" || leaf == "div_" || leaf == "true_divide" || leaf == "divide")
+        return divisor_like(arg, b, before, depth + 1) ? Scale::Divisor : Scale::Other;
+      if (leaf == "mul" || leaf == "mul_" || leaf == "multiply")
+        return reciprocal_like(arg, b, before, depth + 1) ? Scale::Divisor : Scale::Other;
+      // AMP multiplies by its own factor: `scaler.scale(loss)`, apex `amp.scale_loss(loss, opt)`.
+      if (leaf == "scale" || leaf == "scale_loss") return scale_of(arg, b, before, depth + 1);
+      static constexpr std::string_view kPreserving[] = {"mean", "sum", "float", "half", "double",
+                                                         "bfloat16", "to", "squeeze", "contiguous",
+                                                         "clone", "cuda"};
+      if (std::find(std::begin(kPreserving), std::end(kPreserving), leaf) != std::end(kPreserving))
+        return scale_of(recv, b, before, depth + 1);
+    }
+    return scale_of_helper(call, b, depth);
+  }
+
+  // A local helper's returns, read in the helper's own body (`return loss / self.accum`).
+  Scale scale_of_helper(TSNode call, const Body& b, int depth) const {
+    TSNode callee = field(call, k.f_function);
+    std::string_view name;
+    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
+    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
+      name = text_of(field(callee, k.f_attribute), ctx.source);
+    const std::vector<int>* fs = name.empty() ? nullptr : ctx.model.functions_named(name);
+    if (!fs || fs->size() != 1) return Scale::None;
+    const FunctionInfo& fn = ctx.model.functions()[fs->front()];
+    Body helper{field(fn.node, k.f_body), b.keys};
+    std::optional<Scale> all;
+    for (TSNode ret : fn.returns) {
+      if (ts_node_named_child_count(ret) == 0) continue;
+      Scale s = scale_of(ts_node_named_child(ret, 0), helper, ts_node_start_byte(ret), depth + 1);
+      all = !all ? s : (*all == s ? s : Scale::Other);
+    }
+    return all ? (*all == Scale::None ? Scale::None : *all) : Scale::None;
+  }
+
+  // The last `name = ...` before `before` in the body (nested definitions excluded).
+  TSNode last_assignment(std::string_view name, TSNode body, uint32_t before) const {
+    TSNode found{};
+    for (TSNode n : writes_to(name, body, before))
+      if (is(n, k.assignment)) found = n;
+    return found;
+  }
+
+  // Statements that write `name` before `before`, in source order: plain and augmented
+  // assignments, `with ... as name`, and in-place `name.div_(x)` / `name.mul_(x)` calls.
+  std::vector<TSNode> writes_to(std::string_view name, TSNode body, uint32_t before) const {
+    std::vector<TSNode> found;
+    collect_writes(name, body, before, found);
+    return found;
+  }
+
+  void collect_writes(std::string_view name, TSNode n, uint32_t before, std::vector<TSNode>& found) const {
+    if (ts_node_start_byte(n) >= before) return;
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    if (s == k.assignment || s == k.augmented_assignment) {
+      if (auto d = dotted_name(field(n, k.f_left), ctx.source); d && *d == name &&
+          !is_null(field(n, k.f_right)))
+        found.push_back(n);
+    } else if (s == k.as_pattern && is(ts_node_parent(n), k.with_item)) {
+      TSNode target = ts_node_named_child(n, ts_node_named_child_count(n) - 1);
+      if (is(target, k.as_pattern_target) && text_of(target, ctx.source) == name) found.push_back(n);
+    } else if (s == k.call && is(ts_node_parent(n), k.expression_statement)) {
+      TSNode callee = field(n, k.f_function);
+      std::string_view leaf = callee_leaf(n, ctx.source);
+      if ((leaf == "div_" || leaf == "mul_") && is(callee, k.attribute) &&
+          dotted_name(field(callee, k.f_object), ctx.source) == std::optional<std::string>(name))
+        found.push_back(n);
+    }
+    for_each_named_child(n, [&](TSNode c) { collect_writes(name, c, before, found); });
+  }
+
+  // The value of `name` at `before`: its last plain assignment, then every in-place
+  // operation after it.
+  Scale scale_of_name(const std::string& name, const Body& b, uint32_t before, int depth) const {
+    Scale result = Scale::None;
+    for (TSNode w : writes_to(name, b.node, before)) {
+      uint32_t at = ts_node_start_byte(w);
+      if (is(w, k.assignment)) {
+        result = scale_of(field(w, k.f_right), b, at, depth + 1);
+      } else if (is(w, k.as_pattern)) {  // `with amp.scale_loss(loss, opt) as scaled:`
+        result = scale_of(ts_node_named_child(w, 0), b, at, depth + 1);
+      } else if (is(w, k.call)) {
+        result = strongest(result, scale_of_call(w, b, at, depth + 1));
+      } else {
+        result = augmented_scale(w, result, b, depth);
+      }
+    }
+    return result;
+  }
+
+  Scale augmented_scale(TSNode w, Scale so_far, const Body& b, int depth) const {
+    std::string_view op = text_of(field(w, k.f_operator), ctx.source);
+    TSNode r = field(w, k.f_right);
+    uint32_t at = ts_node_start_byte(w);
+    if (op == "/=" || op == "//=")
+      return strongest(so_far, divisor_like(r, b, at, depth + 1) ? Scale::Divisor : Scale::Other);
+    if (op == "*=") {
+      if (reciprocal_like(r, b, at, depth + 1)) return Scale::Divisor;
+      return strongest(so_far, is_number(r) ? Scale::Other : scale_of(r, b, at, depth + 1));
+    }
+    if (op == "+=" || op == "-=") return combine_sum(so_far, scale_of(r, b, at, depth + 1));
+    return so_far;
+  }
+
+  // --- the finding -------------------------------------------------------------------------
+
+  Finding make_finding(TSNode backward, TSNode receiver, const std::vector<Guard>& guards,
+                       const std::string& n) const {
+    std::string r(text_of(receiver, ctx.source));
+    const Guard& g = guards.front();
+    Finding f;
+    f.code = "TG014";
+    f.severity = Severity::Error;
+    f.category = Category::ConvergenceBug;
+    f.range = range_of(receiver);
+    f.message = "`" + n + "` backward passes feed each optimizer step, but nothing divides " +
+                quote_code(r) + " by `" + n + "`: each step applies the sum of `" + n +
+                "` gradients instead of their average, a learning rate `" + n +
+                "` times too high in disguise.";
+    f.hint = "Scale before backward: `(" + r + " / " + n +
+             ").backward()` (this assumes the loss uses the default mean reduction).";
+    f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
+                                                  " adds this iteration's gradients into `.grad`"});
+    f.evidence.push_back({range_of(g.test), quote_code(text_of(g.test, ctx.source)) +
+                                                " steps the optimizer only once every `" + n + "` iterations"});
+    f.evidence.push_back({range_of(g.step), quote_code(text_of(g.step, ctx.source)) +
+                                                " applies the summed gradients"});
+    f.evidence.push_back({range_of(receiver), "no division of " + quote_code(r) + " by `" + n +
+                                                  "` (or any other scaling) on its way to backward"});
+    std::string replacement = "(" + r + " / " + n + ")";
+    // Unsafe: it changes the effective learning rate a tuned run may depend on, and is wrong
+    // for a loss with `reduction="sum"`.
+    f.fixes.push_back({"divide the loss by " + n, FixSafety::Unsafe, {{range_of(receiver), replacement}}});
+    return f;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<RuleCheck> make_tg014(const RuleContext& ctx) { return std::make_unique<Checker>(ctx); }
+
+}  // namespace preflight::rules
