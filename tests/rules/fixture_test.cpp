@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fixture_runner.h"
+#include "rules/registry.h"
 
 namespace preflight::tests {
 namespace {
@@ -49,10 +50,12 @@ FolderCounts count_folder(const std::string& folder, const std::string& code) {
 
 TEST(FixtureSet, FindsFixtures) { EXPECT_FALSE(list_fixtures(kFixtureRoot).empty()); }
 
+// Every registered rule has its own folder (`tg001` for TG001) with at least 8 of each.
 TEST(FixtureSet, EachRuleFolderHasEightPositiveAndEightNegative) {
-  const std::vector<std::pair<std::string, std::string>> folders = {
-      {"tg001", "TG001"}, {"tg002", "TG002"}, {"tg003", "TG003"}};
-  for (const auto& [folder, code] : folders) {
+  for (const rules::RuleMeta& rule : rules::all_rules()) {
+    std::string code(rule.code);
+    std::string folder = "tg" + code.substr(2);
+    ASSERT_TRUE(std::filesystem::is_directory(kFixtureRoot / folder)) << folder;
     FolderCounts counts = count_folder(folder, code);
     EXPECT_GE(counts.positive, 8) << folder << " positive fixtures";
     EXPECT_GE(counts.negative, 8) << folder << " negative fixtures";
