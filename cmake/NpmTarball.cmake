@@ -1,10 +1,13 @@
 # Fetch a pinned npm package tarball into the build tree, verify its integrity hash, and
 # extract it. The npm client is used by package name (never a hard-coded registry address), so
 # the machine's own registry configuration applies. The hash is the sha512 that the registry
-# publishes as `dist.integrity`, written here in hex.
+# publishes as `dist.integrity`, written here in hex. Scoped names (`@scope/pkg`) are stored
+# as `scope-pkg`, the file name `npm pack` gives them.
 function(pf_fetch_npm_tarball name version sha512 out_var)
-  set(stamp_dir "${CMAKE_BINARY_DIR}/_npm/${name}-${version}")
-  set(tarball "${stamp_dir}/${name}-${version}.tgz")
+  string(REGEX REPLACE "^@" "" file_stem "${name}")
+  string(REPLACE "/" "-" file_stem "${file_stem}")
+  set(stamp_dir "${CMAKE_BINARY_DIR}/_npm/${file_stem}-${version}")
+  set(tarball "${stamp_dir}/${file_stem}-${version}.tgz")
   set(extracted "${stamp_dir}/package")
   if(NOT EXISTS "${extracted}/package.json")
     file(MAKE_DIRECTORY "${stamp_dir}")

@@ -13,10 +13,7 @@
 #include "rules/engine.h"
 #include "server/cli/check_command.h"
 #include "server/cli/rule_commands.h"
-
-#ifndef PREFLIGHT_VERSION
-#define PREFLIGHT_VERSION "0.0.0"
-#endif
+#include "server/cli/version.h"
 
 namespace {
 
@@ -48,12 +45,13 @@ int run_check_here(const server::CheckArgs& args) {
 
 int main(int argc, char** argv) {
   CLI::App app{"preflight: finds silent, expensive bugs in PyTorch training code", "preflight"};
-  app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
+  app.set_version_flag("--version", "preflight " + std::string(server::preflight_version()));
   app.require_subcommand(0, 1);
 
   server::CheckArgs check_args;
   CLI::App* check = server::add_check_command(app, check_args);
-  CLI::App* rules = server::add_rules_command(app);
+  std::string rules_format = "text";
+  CLI::App* rules = server::add_rules_command(app, rules_format);
   std::string explain_code;
   CLI::App* explain = server::add_explain_command(app, explain_code);
   // Further subcommands (`lsp`, `estimate`, `gpus`) are registered here, each from its own
@@ -70,10 +68,7 @@ int main(int argc, char** argv) {
   }
 
   if (check->parsed()) return run_check_here(check_args);
-  if (rules->parsed()) {
-    server::write_rules_table(std::cout);
-    return 0;
-  }
+  if (rules->parsed()) return server::run_rules(rules_format, std::cout, std::cerr);
   if (explain->parsed()) return server::run_explain(explain_code, std::cout, std::cerr);
   std::cout << app.help();
   return 0;

@@ -2,8 +2,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cctype>
-#include <thread>
 
 #include "rules/engine.h"
 #include "server/cli/check_report.h"
@@ -11,90 +9,42 @@
 #include "server/cli/discovery.h"
 #include "server/cli/file_io.h"
 #include "server/cli/parallel.h"
+#include "server/cli/report_github.h"
 #include "server/cli/report_json.h"
+#include "server/cli/report_sarif.h"
 #include "server/cli/report_terminal.h"
+#include "server/cli/run_settings.h"
+#include "server/cli/version.h"
 
 namespace preflight::server {
 
-using analysis::Severity;
 namespace fs = std::filesystem;
 
 namespace {
 
-enum class OutputFormat { Terminal, Json };
-enum class FixMode { Off, Apply, Diff };
-
-// The validated form of CheckArgs.
-struct CheckSettings {
-  rules::CheckOptions options;
-  Severity fail_on = Severity::Error;
-  OutputFormat format = OutputFormat::Terminal;
-  FixMode fix_mode = FixMode::Off;
-  unsigned jobs = 1;
-  TerminalOptions terminal;
-};
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::optional<OutputFormat> parse_format(std::string_view value, std::ostream& err) {
-  std::string v = lower(value);
-  if (v == "terminal") return OutputFormat::Terminal;
-  if (v == "json") return OutputFormat::Json;
-  if (v == "github" || v == "sarif")
-    err << "preflight: error: --format " << v << " is not available yet (use terminal or json)\n";
-  else
-    err << "preflight: error: invalid --format '" << value << "' (expected terminal or json)\n";
-  return std::nullopt;
-}
-
-unsigned resolve_jobs(unsigned requested) {
-  if (requested > 0) return requested;
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-std::optional<CheckSettings> resolve_settings(const CheckArgs& args, const CheckIo& io) {
-  CheckSettings s;
-  std::optional<Severity> fail_on = parse_fail_on(args.fail_on);
-  if (!fail_on) {
-    io.err << "preflight: error: invalid --fail-on '" << args.fail_on
-           << "' (expected error, warning or note)\n";
-    return std::nullopt;
+// Discovers each group's inputs with its own excludes, then merges the results.
+DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const CheckIo& io) {
+  DiscoveryResult all;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const FileSettings& settings = groups[g].settings;
+    DiscoveryResult found =
+        discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir});
+    for (SourceFile& f : found.files) f.group = g;
+    std::move(found.files.begin(), found.files.end(), std::back_inserter(all.files));
+    std::move(found.missing.begin(), found.missing.end(), std::back_inserter(all.missing));
+    std::move(found.failures.begin(), found.failures.end(), std::back_inserter(all.failures));
   }
-  std::optional<OutputFormat> format = parse_format(args.format, io.err);
-  if (!format) return std::nullopt;
-  s.fail_on = *fail_on;
-  s.format = *format;
-  s.options.select = parse_rule_codes(args.select, "--select", io.err);
-  s.options.ignore = parse_rule_codes(args.ignore, "--ignore", io.err);
-  // --diff shows what --fix would do and never writes, so it wins when both are given.
-  s.fix_mode = args.diff ? FixMode::Diff : args.fix ? FixMode::Apply : FixMode::Off;
-  s.jobs = resolve_jobs(args.jobs);
-  s.terminal = {io.color_capable && !args.no_color, args.quiet, s.fix_mode == FixMode::Apply};
-  return s;
+  sort_and_dedupe(all.files);
+  return all;
 }
 
-std::vector<FileOutcome> check_all(const std::vector<SourceFile>& files, const CheckSettings& s,
+std::vector<FileOutcome> check_all(const std::vector<SourceFile>& files,
+                                   const std::vector<ConfigGroup>& groups, const CheckSettings& s,
                                    const SourceChecker& checker) {
   std::vector<FileOutcome> outcomes(files.size());
   bool plan = s.fix_mode != FixMode::Off;
   parallel_for(files.size(), s.jobs, [&](std::size_t i) {
-    outcomes[i] = check_file(files[i], s.options, plan, checker);
+    outcomes[i] = check_file(files[i], groups[files[i].group].settings.options, plan, checker);
   });
   return outcomes;
 }
@@ -129,10 +79,24 @@ void write_diffs(const std::vector<FileOutcome>& outcomes, const CheckIo& io) {
   }
 }
 
+// One file's reported findings: PF100 for unused suppressions when asked for, then the
+// configured severity overrides (before gating), in report order.
+std::vector<analysis::Finding> reported_findings(FileState& state, const FileSettings& file_settings,
+                                                 const CheckSettings& s) {
+  std::vector<analysis::Finding> findings = std::move(state.findings);
+  if (s.report_unused_ignores) {
+    for (const rules::UnusedSuppression& u : state.unused)
+      findings.push_back(unused_suppression_finding(state.text, u));
+    sort_findings(findings);
+  }
+  apply_severity_overrides(findings, file_settings.severity);
+  return findings;
+}
+
 // With --fix the report shows the written text; otherwise (and for --diff, which gates on
 // the unfixed findings) the original.
 CheckReport build_report(std::vector<FileOutcome> outcomes, std::vector<FileFailure> failures,
-                         FixMode mode) {
+                         const std::vector<ConfigGroup>& groups, const CheckSettings& s) {
   CheckReport report;
   report.failures = std::move(failures);
   for (FileOutcome& o : outcomes) {
@@ -140,12 +104,15 @@ CheckReport build_report(std::vector<FileOutcome> outcomes, std::vector<FileFail
       ++report.files_checked;
       continue;
     }
-    bool use_fixed = mode == FixMode::Apply && o.fixed;
+    bool use_fixed = s.fix_mode == FixMode::Apply && o.fixed;
     FileState& state = use_fixed ? *o.fixed : o.original;
     if (use_fixed) report.fixed += o.fixed_count;
     if (state.failures.empty()) ++report.files_checked;
     for (std::string& error : state.failures) report.failures.push_back({o.file.path, error});
-    report.files.push_back({o.file.path, std::move(state.text), std::move(state.findings)});
+    const FileSettings& file_settings = groups[o.file.group].settings;
+    std::vector<analysis::Finding> findings = reported_findings(state, file_settings, s);
+    report.files.push_back(
+        {o.file.path, std::move(state.text), std::move(findings), file_settings.fail_on});
   }
   std::stable_sort(report.failures.begin(), report.failures.end(),
                    [](const FileFailure& a, const FileFailure& b) { return a.path < b.path; });
@@ -159,42 +126,20 @@ void write_report(const CheckReport& report, const CheckSettings& s, const Check
       io.err << f.path << ": " << f.error << "\n";
     return;
   }
-  if (s.format == OutputFormat::Json) write_json_report(report, io.out);
-  else write_terminal_report(report, s.terminal, io.out);
+  switch (s.format) {
+    case OutputFormat::Json: write_json_report(report, io.out); break;
+    case OutputFormat::Github: write_github_report(report, io.out); break;
+    case OutputFormat::Sarif: write_sarif_report(report, preflight_version(), io.out); break;
+    case OutputFormat::Terminal: write_terminal_report(report, s.terminal, io.out); break;
+  }
 }
 
 }  // namespace
 
-std::set<std::string> parse_rule_codes(const std::vector<std::string>& values,
-                                       std::string_view flag, std::ostream& err) {
-  std::set<std::string> codes;
-  for (const std::string& value : values) {
-    std::string_view rest = value;
-    while (!rest.empty()) {
-      std::size_t comma = rest.find(',');
-      std::string code = upper(trim(rest.substr(0, comma)));
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      if (code.empty()) continue;
-      if (!rules::is_known_rule(code))
-        err << "preflight: warning: unknown rule code '" << code << "' in " << flag << "\n";
-      codes.insert(std::move(code));
-    }
-  }
-  return codes;
-}
-
-std::optional<Severity> parse_fail_on(std::string_view value) {
-  std::string v = lower(value);
-  if (v == "error") return Severity::Error;
-  if (v == "warning") return Severity::Warning;
-  if (v == "note") return Severity::Note;
-  return std::nullopt;
-}
-
 CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
   CLI::App* cmd = app.add_subcommand("check", "Lint Python files and directories (default: .)");
   cmd->add_option("paths", a.paths, "Files or directories to check");
-  cmd->add_option("-f,--format", a.format, "Output format: terminal or json");
+  cmd->add_option("-f,--format", a.format, "Output format: terminal, json, github or sarif");
   cmd->add_flag("--fix", a.fix, "Apply safe fixes in place");
   cmd->add_flag("--diff", a.diff, "Print the changes --fix would make, write nothing");
   // One value per occurrence: a list-valued flag must not swallow the paths after it.
@@ -204,7 +149,17 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
       ->allow_extra_args(false);
   cmd->add_option("--exclude", a.exclude, "Skip paths matching this pattern (repeatable)")
       ->allow_extra_args(false);
-  cmd->add_option("--fail-on", a.fail_on, "Lowest level that fails the run: error, warning, note");
+  cmd->add_option("--fail-on", a.fail_on,
+                  "Lowest level that fails the run: error, warning, note (default: the "
+                  "configuration's fail_on, else error)");
+  cmd->add_option("--target-gpu", a.target_gpu,
+                  "GPU or cloud instance TG010 projects peak memory against (overrides the "
+                  "configuration's target_gpu)");
+  cmd->add_option("--config", a.config,
+                  "Read this TOML file instead of discovering .preflight.toml / pyproject.toml "
+                  "[tool.preflight] (or the torch-preflight names) upwards from each path");
+  cmd->add_flag("--report-unused-ignores", a.report_unused_ignores,
+                "Report suppression comments that silence nothing (PF100, a warning)");
   cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)");
   cmd->add_flag("--no-color", a.no_color, "Plain terminal output");
   cmd->add_flag("-q,--quiet", a.quiet, "Omit source snippets");
@@ -216,19 +171,22 @@ int run_check(const CheckArgs& args, const CheckIo& io, const SourceChecker& che
   if (!settings) return kExitUsage;
 
   std::vector<std::string> paths = args.paths.empty() ? std::vector<std::string>{"."} : args.paths;
-  DiscoveryResult found = discover_files(paths, {args.exclude, io.base_dir});
+  std::optional<std::vector<ConfigGroup>> groups =
+      resolve_config_groups(paths, args, *settings, io);
+  if (!groups) return kExitUsage;
+  DiscoveryResult found = discover_groups(*groups, io);
   for (const std::string& missing : found.missing)
     io.err << "preflight: error: path does not exist: " << missing << "\n";
   if (!found.missing.empty()) return kExitUsage;
 
-  std::vector<FileOutcome> outcomes = check_all(found.files, *settings, checker);
+  std::vector<FileOutcome> outcomes = check_all(found.files, *groups, *settings, checker);
   if (settings->fix_mode == FixMode::Apply) write_fixes(outcomes);
   if (settings->fix_mode == FixMode::Diff) write_diffs(outcomes, io);
 
   CheckReport report =
-      build_report(std::move(outcomes), std::move(found.failures), settings->fix_mode);
+      build_report(std::move(outcomes), std::move(found.failures), *groups, *settings);
   write_report(report, *settings, io);
-  return gate_fails(report, settings->fail_on) ? kExitFindings : kExitClean;
+  return gate_fails(report) ? kExitFindings : kExitClean;
 }
 
 }  // namespace preflight::server

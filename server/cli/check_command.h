@@ -1,5 +1,5 @@
-// `preflight check PATH...`: discovery, parallel checking, --fix / --diff, the report in the
-// chosen format, and the exit code (rules.md §5.3, §8, §9). Everything the command prints
+// `preflight check PATH...`: configuration, discovery, parallel checking, --fix / --diff, the
+// report in the chosen format, and the exit code (rules.md §5.3, §6, §8, §9). Everything the command prints
 // goes to the streams in CheckIo, so tests can run it in-process with a fake engine.
 #pragma once
 
@@ -33,7 +33,10 @@ struct CheckArgs {
   std::vector<std::string> select;
   std::vector<std::string> ignore;
   std::vector<std::string> exclude;
-  std::string fail_on = "error";
+  std::string fail_on;     // empty: the configuration's, else "error"
+  std::string target_gpu;  // empty: the configuration's
+  std::string config;      // empty: discovered from each input
+  bool report_unused_ignores = false;
   unsigned jobs = 0;  // 0: one per hardware thread
   bool no_color = false;
   bool quiet = false;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "server/cli/rule_catalogue.h"
+
 namespace preflight::server {
 
 using analysis::Finding;
@@ -39,11 +41,11 @@ int severity_rank(Severity s) {
   return 2;
 }
 
-bool gate_fails(const CheckReport& report, Severity fail_on) {
+bool gate_fails(const CheckReport& report) {
   if (!report.failures.empty()) return true;
   for (const FileFindings& file : report.files)
     for (const Finding& f : file.findings)
-      if (severity_rank(f.severity) >= severity_rank(fail_on)) return true;
+      if (severity_rank(f.severity) >= severity_rank(file.fail_on)) return true;
   return false;
 }
 
@@ -52,6 +54,37 @@ void sort_findings(std::vector<Finding>& findings) {
     return std::tie(a.range.begin, a.code, a.range.end) <
            std::tie(b.range.begin, b.code, b.range.end);
   });
+}
+
+Finding unused_suppression_finding(std::string_view text, const rules::UnusedSuppression& unused) {
+  std::size_t begin = std::min<std::size_t>(unused.comment.begin, text.size());
+  std::size_t end = std::clamp<std::size_t>(unused.comment.end, begin, text.size());
+  std::string_view comment = text.substr(begin, end - begin);
+  while (!comment.empty() && (comment.back() == ' ' || comment.back() == '\t' ||
+                              comment.back() == '\r'))
+    comment.remove_suffix(1);
+  Finding f;
+  f.code = std::string(kUnusedSuppressionCode);
+  f.severity = Severity::Warning;
+  f.category = analysis::Category::PerformanceWarn;  // shown as SUPPRESSION (category_label)
+  f.range = unused.comment;
+  std::string quoted = "`" + std::string(comment) + "`";
+  if (unused.code.empty()) {
+    f.message = "unused suppression: " + quoted + " silences nothing";
+    f.hint = "Delete the comment: no finding on its lines needs it.";
+  } else {
+    f.message = "unused suppression: " + quoted + " silences no " + unused.code + " finding";
+    f.hint = "Delete " + unused.code + " from the comment (or the whole comment if it lists "
+             "nothing else).";
+  }
+  return f;
+}
+
+void apply_severity_overrides(std::vector<Finding>& findings,
+                              const std::map<std::string, Severity>& overrides) {
+  if (overrides.empty()) return;
+  for (Finding& f : findings)
+    if (auto it = overrides.find(f.code); it != overrides.end()) f.severity = it->second;
 }
 
 }  // namespace preflight::server

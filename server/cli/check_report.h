@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/findings.h"
+#include "rules/engine.h"
 
 namespace preflight::server {
 
@@ -21,6 +24,9 @@ struct FileFindings {
   std::string path;  // as discovered
   std::string text;
   std::vector<analysis::Finding> findings;  // sorted by position, then code
+  // The gate for this file's findings: files under different configuration files may gate
+  // differently (fail_on is per configuration, §6).
+  analysis::Severity fail_on = analysis::Severity::Error;
 };
 
 struct CheckReport {
@@ -43,10 +49,20 @@ std::size_t count_fixable(const CheckReport& report);
 
 // Rank order for gating: note < warning < error.
 int severity_rank(analysis::Severity s);
-// True when the run must exit 1 (§5.3): a failure, or a finding at or above `fail_on`.
-bool gate_fails(const CheckReport& report, analysis::Severity fail_on);
+// True when the run must exit 1 (§5.3): a failure, or a finding at or above its file's
+// `fail_on`.
+bool gate_fails(const CheckReport& report);
 
 // Report order within a file: by position, then code (the spec's (line, column, code)).
 void sort_findings(std::vector<analysis::Finding>& findings);
+
+// The PF100 finding for a suppression that silenced nothing (--report-unused-ignores),
+// anchored on the comment in `text`; a warning, so it gates with fail_on = "warning".
+analysis::Finding unused_suppression_finding(std::string_view text,
+                                             const rules::UnusedSuppression& unused);
+
+// [severity] re-levelling: every finding of a configured code gets the configured level.
+void apply_severity_overrides(std::vector<analysis::Finding>& findings,
+                              const std::map<std::string, analysis::Severity>& overrides);
 
 }  // namespace preflight::server

@@ -125,12 +125,11 @@ void Walker::visit_entry(const fs::directory_entry& entry, const fs::path& displ
 
 bool Walker::user_excluded(const fs::path& display) const {
   if (patterns_.empty()) return false;
-  std::string shown = display_form(display);
-  std::string relative = relative_form(display, options_.base_dir);
-  for (const std::string& p : patterns_) {
-    if (matches_exclude_pattern(shown, p)) return true;
-    if (!relative.empty() && matches_exclude_pattern(relative, p)) return true;
-  }
+  std::string forms[] = {display_form(display), relative_form(display, options_.base_dir),
+                         relative_form(display, options_.config_dir)};
+  for (const std::string& p : patterns_)
+    for (const std::string& form : forms)
+      if (!form.empty() && matches_exclude_pattern(form, p)) return true;
   return false;
 }
 
@@ -138,7 +137,8 @@ void Walker::add_file(const fs::path& location, const fs::path& display) {
   result_.files.push_back({display_form(display), location});
 }
 
-// Sorts by displayed path and keeps the first entry for each real file.
+}  // namespace
+
 void sort_and_dedupe(std::vector<SourceFile>& files) {
   std::stable_sort(files.begin(), files.end(),
                    [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
@@ -149,8 +149,6 @@ void sort_and_dedupe(std::vector<SourceFile>& files) {
     return !seen.insert(ec ? f.location : key).second;
   });
 }
-
-}  // namespace
 
 bool is_builtin_excluded(std::string_view name) {
   return std::find(kBuiltinExcludes.begin(), kBuiltinExcludes.end(), name) !=

@@ -5,8 +5,9 @@
 // prune what the walk finds, so `check build/` still checks a directory named explicitly.
 //
 // Exclude patterns are matched against the path as discovered AND against the path relative
-// to `base_dir` (the directory the run started from), so `--exclude 'sub/*.py'` works the
-// same for `check .` and `check /abs/project` (the reference matched the first form only).
+// to `base_dir` (the directory the run started from) AND, with a configuration file, relative
+// to its directory, so `--exclude 'sub/*.py'` works the same for `check .` and
+// `check /abs/project` (the reference matched the first form only).
 #pragma once
 
 #include <filesystem>
@@ -21,11 +22,13 @@ namespace preflight::server {
 struct SourceFile {
   std::string path;                // shown to the user: lexically normalised, as given
   std::filesystem::path location;  // what to open
+  std::size_t group = 0;           // which configuration's settings apply (set by the caller)
 };
 
 struct DiscoveryOptions {
-  std::vector<std::string> excludes;  // user patterns (--exclude)
+  std::vector<std::string> excludes;  // user patterns (configuration and --exclude)
   std::filesystem::path base_dir;     // absolute; relative-path matching starts here
+  std::filesystem::path config_dir;   // absolute or empty; patterns also match relative to it
 };
 
 struct DiscoveryResult {
@@ -36,6 +39,10 @@ struct DiscoveryResult {
 
 DiscoveryResult discover_files(const std::vector<std::string>& inputs,
                                const DiscoveryOptions& options);
+
+// Sorts by displayed path and keeps the first entry for each real file (for merging the
+// results of several discover_files calls).
+void sort_and_dedupe(std::vector<SourceFile>& files);
 
 // A directory name the walk never enters (.git, venv, __pycache__, ...).
 bool is_builtin_excluded(std::string_view name);

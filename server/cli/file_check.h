@@ -24,6 +24,7 @@ struct FileState {
   std::string text;
   std::vector<analysis::Finding> findings;  // report order
   std::vector<std::string> failures;        // "syntax error: line 3:5", ...
+  std::vector<rules::UnusedSuppression> unused;  // suppressions that silenced nothing
 };
 
 struct FileOutcome {

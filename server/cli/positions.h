@@ -1,5 +1,6 @@
-// Byte ranges as the CLI prints them: 1-based lines and columns, columns counted in code
-// points, end column exclusive (the column just after the last character).
+// Byte ranges as the CLI prints them: 1-based lines and columns, end column exclusive (the
+// column just after the last character). Columns count code points unless a format asks for
+// another unit (SARIF counts UTF-16 code units).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ struct Span {
   uint32_t end_column = 1;
 };
 
-Span span_of(const analysis::LineIndex& index, analysis::ByteRange range);
+Span span_of(const analysis::LineIndex& index, analysis::ByteRange range,
+             analysis::ColumnUnit unit = analysis::ColumnUnit::CodePoints);
 
 }  // namespace preflight::server

@@ -2,6 +2,7 @@
 
 #include "analysis/line_index.h"
 #include "server/cli/positions.h"
+#include "server/cli/rule_catalogue.h"
 
 namespace preflight::server {
 
@@ -57,7 +58,7 @@ Json diagnostic_json(const FileFindings& file, const LineIndex& index, const Fin
   d["code"] = f.code;
   d["message"] = f.message;
   d["severity"] = analysis::severity_name(f.severity);
-  d["category"] = analysis::category_name(f.category);
+  d["category"] = category_label(f);
   d["path"] = file.path;
   put_span(d, span_of(index, f.range));
   d["hint"] = null_if_empty(f.hint);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "server/cli/positions.h"
+#include "server/cli/rule_catalogue.h"
 #include "server/cli/text_width.h"
 
 namespace preflight::server {
@@ -76,7 +77,7 @@ std::string header_line(const FileFindings& file, const LineIndex& index, const 
          paint(severity_style(f.severity), analysis::severity_name(f.severity)) + " " +
          paint(kBold, f.code) + " " +
          paint(category_style(f.category),
-               "(" + std::string(analysis::category_name(f.category)) + ")") +
+               "(" + std::string(category_label(f)) + ")") +
          " " + f.message + "\n";
 }
 

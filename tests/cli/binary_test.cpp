@@ -6,6 +6,8 @@
 
 #include <array>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "rules/registry.h"
 #include "test_support.h"
@@ -89,7 +91,9 @@ TEST(Binary, ListFlagsTakeOneValueEachAndLeaveThePaths) {
 TEST(Binary, UnknownFlagAndBadValuesExitTwo) {
   EXPECT_EQ(run_preflight({"check", "--no-such-flag"}).code, 2);
   EXPECT_EQ(run_preflight({"check", "--fail-on", "fatal", "."}).code, 2);
-  EXPECT_EQ(run_preflight({"check", "--format", "github", "."}).code, 2);
+  EXPECT_EQ(run_preflight({"check", "--format", "xml", "."}).code, 2);
+  EXPECT_EQ(run_preflight({"check", "--config", "no-such.toml", "."}).code, 2);
+  EXPECT_EQ(run_preflight({"rules", "--format", "yaml"}).code, 2);
   EXPECT_EQ(run_preflight({"check", "-j", "many", "."}).code, 2);
   EXPECT_EQ(run_preflight({"--bogus"}).code, 2);
 }
@@ -103,8 +107,10 @@ TEST(Binary, RulesListsEveryRegisteredRule) {
     EXPECT_NE(r.out.find(row_start), std::string::npos) << rule.code;
     EXPECT_NE(r.out.find(std::string(rule.summary)), std::string::npos) << rule.code;
   }
+  // The header, the registered rules, and the CLI's PF100 last.
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'),
-            static_cast<long>(rules::all_rules().size()) + 1);
+            static_cast<long>(rules::all_rules().size()) + 2);
+  EXPECT_NE(r.out.find("\nPF100  warning  SUPPRESSION"), std::string::npos) << r.out;
 }
 
 TEST(Binary, ExplainIsCaseInsensitiveAndRejectsUnknownCodes) {
@@ -142,6 +148,77 @@ TEST(Binary, RealEngineReportsSyntaxErrorsAsFailures) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("\"path\": \"broken.py\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"error\": \"syntax error: line 1:"), std::string::npos) << r.out;
+}
+
+std::string examples_dir() { return std::string(PF_SOURCE_DIR) + "/examples"; }
+
+TEST(Binary, SarifFromTheRealEngineCarriesEvidenceAndFixes) {
+  RunResult r = run_preflight({"check", "--format", "sarif", "bad_train.py"}, examples_dir());
+  EXPECT_EQ(r.code, 1);
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& run = j["runs"][0];
+  EXPECT_EQ(run["tool"]["driver"]["version"], "0.1.0");
+  ASSERT_FALSE(run["results"].empty());
+  bool related = false, fixes = false;
+  for (const nlohmann::json& result : run["results"]) {
+    EXPECT_EQ(result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+              "bad_train.py");
+    related = related || result.contains("relatedLocations");
+    fixes = fixes || result.contains("fixes");
+  }
+  EXPECT_TRUE(related);
+  EXPECT_TRUE(fixes);
+}
+
+TEST(Binary, GithubFormatPrintsOnlyWorkflowCommands) {
+  RunResult r = run_preflight({"check", "--format", "github", "bad_train.py"}, examples_dir());
+  EXPECT_EQ(r.code, 1);
+  std::istringstream lines(r.out);
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count)
+    EXPECT_TRUE(line.starts_with("::error file=bad_train.py,line=") ||
+                line.starts_with("::warning file=bad_train.py,line=") ||
+                line.starts_with("::notice file=bad_train.py,line="))
+        << line;
+  EXPECT_GT(count, 0);
+}
+
+TEST(Binary, UnusedSuppressionsThroughTheRealEngineAndADiscoveredConfig) {
+  TempDir dir;
+  dir.write("train.py", "import torch\nx = torch.zeros(3)  # noqa: TG001\n");
+  RunResult plain = run_preflight({"check", "--no-color", "train.py"}, dir.path().string());
+  EXPECT_EQ(plain.code, 0);
+  EXPECT_EQ(plain.out, "No issues found in 1 file.\n");
+  RunResult asked = run_preflight({"check", "--format", "github", "--report-unused-ignores",
+                                   "train.py"}, dir.path().string());
+  EXPECT_EQ(asked.code, 0);
+  EXPECT_TRUE(asked.out.starts_with("::warning file=train.py,line=2,endLine=2,col=21,"))
+      << asked.out;
+  EXPECT_NE(asked.out.find("title=PF100 suppression comment that silences nothing::unused "
+                           "suppression: `# noqa: TG001` silences no TG001 finding"),
+            std::string::npos) << asked.out;
+  dir.write("pyproject.toml", "[tool.preflight]\nfail_on = \"warning\"\n");
+  RunResult gated =
+      run_preflight({"check", "--report-unused-ignores", "train.py"}, dir.path().string());
+  EXPECT_EQ(gated.code, 1);
+}
+
+TEST(Binary, CheckHelpDocumentsTheNewFlags) {
+  RunResult r = run_preflight({"check", "--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--config", "--target-gpu", "--report-unused-ignores", "sarif",
+                           "TG010"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+}
+
+TEST(Binary, RulesFormats) {
+  RunResult json = run_preflight({"rules", "--format", "json"});
+  EXPECT_EQ(json.code, 0);
+  nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.size(), rules::all_rules().size() + 1);
+  RunResult md = run_preflight({"rules", "--format", "markdown"});
+  EXPECT_EQ(md.code, 0);
+  EXPECT_EQ(md.out, testing::read_file(std::string(PF_SOURCE_DIR) + "/docs/rules.md"));
 }
 
 }  // namespace

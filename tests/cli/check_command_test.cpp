@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fake_engine.h"
 #include "test_support.h"
 
 namespace preflight::server {
@@ -18,54 +19,9 @@ using analysis::Finding;
 using analysis::FixSafety;
 using analysis::Severity;
 using Json = nlohmann::json;
+using testing::fake_engine;
 using testing::TempDir;
 namespace fs = std::filesystem;
-
-// Findings for every occurrence of a word:
-//   "leak"    TG001 error, safe fix appending ".detach()" (not once already detached)
-//   "slow"    TG004 note, no fix
-//   "breakme" TG005 error whose safe fix writes "SYNTAXERR" (a broken fix)
-// "SYNTAXERR" is a syntax error, a leading "DEEP" too deep a nesting, "# skip-file" skips,
-// a NUL byte makes the file NotText.
-void add_word_findings(std::string_view text, std::string_view word, const char* code,
-                       Severity severity, const rules::CheckOptions& options,
-                       std::vector<Finding>& out) {
-  if ((!options.select.empty() && !options.select.count(code)) || options.ignore.count(code))
-    return;
-  for (std::size_t pos = text.find(word); pos != std::string_view::npos;
-       pos = text.find(word, pos + 1)) {
-    if (text.substr(pos + word.size()).starts_with(".detach()")) continue;
-    Finding f = testing::make_finding(code, static_cast<uint32_t>(pos),
-                                      static_cast<uint32_t>(pos + word.size()), {}, severity);
-    uint32_t end = f.range.end;
-    if (word == "leak")
-      f.fixes = {testing::make_fix("add .detach()", FixSafety::Safe, {{{end, end}, ".detach()"}})};
-    if (word == "breakme")
-      f.fixes = {testing::make_fix("break it", FixSafety::Safe, {{f.range, "SYNTAXERR"}})};
-    out.push_back(f);
-  }
-}
-
-rules::CheckResult fake_engine(std::string_view text, const rules::CheckOptions& options) {
-  rules::CheckResult r;
-  if (text.find('\0') != std::string_view::npos) {
-    r.status = rules::FileStatus::NotText;
-    r.status_reason = "contains NUL bytes";
-    return r;
-  }
-  if (text.find("# skip-file") != std::string_view::npos) {
-    r.status = rules::FileStatus::SkippedFile;
-    return r;
-  }
-  for (std::size_t pos = text.find("SYNTAXERR"); pos != std::string_view::npos;
-       pos = text.find("SYNTAXERR", pos + 1))
-    r.syntax_errors.push_back({{static_cast<uint32_t>(pos), static_cast<uint32_t>(pos + 9)}, ""});
-  if (text.starts_with("DEEP")) r.syntax_errors.push_back({{0, 4}, "too deeply nested to analyze"});
-  add_word_findings(text, "leak", "TG001", Severity::Error, options, r.findings);
-  add_word_findings(text, "slow", "TG004", Severity::Note, options, r.findings);
-  add_word_findings(text, "breakme", "TG005", Severity::Error, options, r.findings);
-  return r;
-}
 
 struct RunResult {
   int code;
@@ -275,11 +231,12 @@ TEST(CheckCommand, BadInvocationsExitTwo) {
   EXPECT_EQ(r1.code, kExitUsage);
   EXPECT_NE(r1.err.find("invalid --fail-on 'critical'"), std::string::npos);
 
-  CheckArgs sarif = args_for({"."});
-  sarif.format = "sarif";
-  RunResult r2 = run(dir, sarif);
+  CheckArgs bad_format = args_for({"."});
+  bad_format.format = "xml";
+  RunResult r2 = run(dir, bad_format);
   EXPECT_EQ(r2.code, kExitUsage);
-  EXPECT_NE(r2.err.find("--format sarif is not available yet"), std::string::npos);
+  EXPECT_EQ(r2.err,
+            "preflight: error: invalid --format 'xml' (expected terminal, json, github or sarif)\n");
   EXPECT_EQ(r2.out, "");
 
   RunResult r3 = run(dir, args_for({"a.py", "missing.py"}));

@@ -1,0 +1,168 @@
+#include "server/cli/report_sarif.h"
+
+#include <cstdio>
+
+#include "analysis/line_index.h"
+#include "server/cli/positions.h"
+#include "server/cli/rule_catalogue.h"
+
+namespace preflight::server {
+
+using analysis::ColumnUnit;
+using analysis::Finding;
+using analysis::LineIndex;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+Json text(std::string_view s) { return Json{{"text", s}}; }
+
+Json rule_json(const RuleInfo& rule) {
+  Json r;
+  r["id"] = rule.code;
+  r["name"] = rule.slug;
+  r["shortDescription"] = text(rule.summary);
+  r["fullDescription"] = text(rule.explanation.empty() ? rule.summary : rule.explanation);
+  r["helpUri"] = rule_help_uri(rule.code);
+  r["defaultConfiguration"] = Json{{"level", analysis::severity_name(rule.default_severity)}};
+  r["properties"] = Json{{"category", rule.category}, {"tags", Json::array({rule.category})}};
+  return r;
+}
+
+Json driver_json(std::string_view version, std::span<const RuleInfo> catalogue) {
+  Json rules = Json::array();
+  for (const RuleInfo& rule : catalogue) rules.push_back(rule_json(rule));
+  Json d;
+  d["name"] = "preflight";
+  d["version"] = version;
+  d["informationUri"] = kInformationUri;
+  d["rules"] = std::move(rules);
+  return d;
+}
+
+Json region_json(const LineIndex& index, analysis::ByteRange range) {
+  Span s = span_of(index, range, ColumnUnit::Utf16Units);
+  return Json{{"startLine", s.line},
+              {"startColumn", s.column},
+              {"endLine", s.end_line},
+              {"endColumn", s.end_column}};
+}
+
+Json artifact(const std::string& path) { return Json{{"uri", artifact_uri(path)}}; }
+
+Json physical_location(const FileFindings& file, const LineIndex& index,
+                       analysis::ByteRange range) {
+  return Json{{"artifactLocation", artifact(file.path)}, {"region", region_json(index, range)}};
+}
+
+Json related_locations(const FileFindings& file, const LineIndex& index, const Finding& f) {
+  Json related = Json::array();
+  for (std::size_t i = 0; i < f.evidence.size(); ++i) {
+    Json r;
+    r["id"] = i;
+    r["physicalLocation"] = physical_location(file, index, f.evidence[i].range);
+    r["message"] = text(f.evidence[i].message);
+    related.push_back(std::move(r));
+  }
+  return related;
+}
+
+Json fix_json(const FileFindings& file, const LineIndex& index, const analysis::Fix& fix) {
+  Json replacements = Json::array();
+  for (const analysis::TextEdit& edit : fix.edits)
+    replacements.push_back(Json{{"deletedRegion", region_json(index, edit.range)},
+                                {"insertedContent", text(edit.replacement)}});
+  Json change{{"artifactLocation", artifact(file.path)}, {"replacements", replacements}};
+  Json j;
+  j["description"] = text(fix.description);
+  j["artifactChanges"] = Json::array({std::move(change)});
+  j["properties"] = Json{{"safety", analysis::fix_safety_name(fix.safety)}};
+  return j;
+}
+
+Json result_json(const FileFindings& file, const LineIndex& index, const Finding& f,
+                 std::span<const RuleInfo> rules) {
+  Json r;
+  r["ruleId"] = f.code;
+  if (std::size_t i = rule_index(f.code, rules); i < rules.size()) r["ruleIndex"] = i;
+  r["level"] = analysis::severity_name(f.severity);
+  r["message"] = text(f.message);
+  r["locations"] = Json::array({Json{{"physicalLocation", physical_location(file, index, f.range)}}});
+  if (!f.evidence.empty()) r["relatedLocations"] = related_locations(file, index, f);
+  if (!f.fixes.empty()) {
+    Json fixes = Json::array();
+    for (const analysis::Fix& fix : f.fixes) fixes.push_back(fix_json(file, index, fix));
+    r["fixes"] = std::move(fixes);
+  }
+  Json props{{"category", category_label(f)}};
+  if (!f.hint.empty()) props["hint"] = f.hint;
+  r["properties"] = std::move(props);
+  return r;
+}
+
+Json invocation_json(const CheckReport& report) {
+  Json inv;
+  inv["executionSuccessful"] = report.failures.empty();
+  if (report.failures.empty()) return inv;
+  Json notes = Json::array();
+  for (const FileFailure& failure : report.failures) {
+    Json location{{"physicalLocation", Json{{"artifactLocation", artifact(failure.path)}}}};
+    notes.push_back(Json{{"level", "error"},
+                         {"message", text(failure.error)},
+                         {"locations", Json::array({std::move(location)})}});
+  }
+  inv["toolExecutionNotifications"] = std::move(notes);
+  return inv;
+}
+
+bool is_unreserved(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+}
+
+}  // namespace
+
+std::string artifact_uri(std::string_view path) {
+  std::string out = path.starts_with("/") ? "file://" : "";
+  for (char ch : path) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (is_unreserved(c)) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+Json sarif_report(const CheckReport& report, std::string_view tool_version,
+                  std::span<const RuleInfo> rules) {
+  Json results = Json::array();
+  for (const FileFindings& file : report.files) {
+    if (file.findings.empty()) continue;
+    LineIndex index(file.text);
+    for (const Finding& f : file.findings) results.push_back(result_json(file, index, f, rules));
+  }
+  Json run;
+  run["tool"] = Json{{"driver", driver_json(tool_version, rules)}};
+  run["invocations"] = Json::array({invocation_json(report)});
+  run["columnKind"] = "utf16CodeUnits";
+  run["results"] = std::move(results);
+
+  Json root;
+  root["$schema"] = kSarifSchemaUri;
+  root["version"] = "2.1.0";
+  root["runs"] = Json::array({std::move(run)});
+  return root;
+}
+
+void write_sarif_report(const CheckReport& report, std::string_view tool_version,
+                        std::ostream& out, std::span<const RuleInfo> rules) {
+  out << sarif_report(report, tool_version, rules)
+             .dump(2, ' ', false, Json::error_handler_t::replace)
+      << "\n";
+}
+
+}  // namespace preflight::server
