@@ -16,6 +16,7 @@
 #include <cctype>
 
 #include "analysis/names.h"
+#include "rules/callable_binding.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -35,12 +36,6 @@ struct Activation {
   TSNode binding{};  // the layer's constructor (`nn.LogSoftmax(dim=1)`), when one was read
 };
 
-struct Resolved {
-  bool bound = false;  // some binding was found
-  std::string leaf;    // the callable it holds (`CrossEntropyLoss`, `cross_entropy`), or empty
-  TSNode site{};       // the value that says so
-};
-
 struct LossCall {
   TSNode call{};
   LossKind kind = LossKind::None;
@@ -49,6 +44,7 @@ struct LossCall {
 
 struct Checker final : RuleCheck {
   const RuleContext& ctx;
+  CallableBinding binding{ctx.model};  // what callees are bound to
   const Kinds& k = kinds();
   std::vector<Finding> out;
   std::vector<TSNode> layer_heads;  // Softmax/LogSoftmax ending an nn.Sequential
@@ -77,76 +73,6 @@ struct Checker final : RuleCheck {
   }
 
   // --- bindings --------------------------------------------------------------------------
-
-  // Assignments of `dotted` seen from `scope`: the nearest scope that binds it; `self.x` is
-  // instance state, bound in any method of the class (TG005-N07).
-  std::vector<BindingSite> bindings_of(std::string_view dotted, int scope) const {
-    const ModuleModel& m = ctx.model;
-    if (dotted.starts_with("self.") && dotted.find('.', 5) == std::string_view::npos) {
-      int cls = m.enclosing_class(scope);
-      if (cls < 0) return {};
-      auto it = m.classes()[cls].self_bindings.find(std::string(dotted.substr(5)));
-      return it == m.classes()[cls].self_bindings.end() ? std::vector<BindingSite>{} : it->second;
-    }
-    for (int s = scope; s >= 0; s = m.scopes()[s].parent) {
-      if (m.scopes()[s].kind == ScopeKind::Class && s != scope) continue;
-      auto it = m.scopes()[s].bindings.find(std::string(dotted));
-      if (it != m.scopes()[s].bindings.end()) return it->second;
-    }
-    return {};
-  }
-
-  // `obj.attr` on something other than self: the `self.attr = ...` bindings of the file's
-  // classes, when the receiver's own class cannot be seen (`head.act(h)`, TG005-N08).
-  std::vector<BindingSite> class_attribute_bindings(std::string_view attr) const {
-    std::vector<BindingSite> all;
-    for (const ClassInfo& c : ctx.model.classes()) {
-      auto it = c.self_bindings.find(std::string(attr));
-      if (it != c.self_bindings.end()) all.insert(all.end(), it->second.begin(), it->second.end());
-    }
-    return all;
-  }
-
-  // The callable a value holds: `nn.CrossEntropyLoss().to(dev)` -> CrossEntropyLoss,
-  // `F.cross_entropy` -> cross_entropy; follows a name to its own binding.
-  std::string callable_leaf(TSNode value, int scope, int depth) const {
-    value = unparenthesize(value);
-    while (is(value, k.call)) {
-      TSNode callee = field(value, k.f_function);
-      std::string_view leaf = callee_leaf(value, ctx.source);
-      static constexpr std::string_view kChain[] = {"to", "cuda", "cpu", "half", "float", "double",
-                                                    "bfloat16", "train", "eval"};
-      bool chain = is(callee, k.attribute) && std::find(std::begin(kChain), std::end(kChain), leaf) != std::end(kChain);
-      if (!chain) return std::string(leaf);
-      value = unparenthesize(field(callee, k.f_object));
-    }
-    auto dotted = dotted_name(value, ctx.source);
-    if (!dotted) return {};
-    if (depth < 4) {
-      Resolved r = resolve(value, scope, depth + 1);
-      if (r.bound) return r.leaf;
-    }
-    return dotted->substr(dotted->rfind('.') == std::string::npos ? 0 : dotted->rfind('.') + 1);
-  }
-
-  // What a callee is bound to. Several bindings must agree, or the result is "bound to
-  // something unknown" (empty leaf).
-  Resolved resolve(TSNode callee, int scope, int depth = 0) const {
-    Resolved r;
-    auto dotted = dotted_name(callee, ctx.source);
-    if (!dotted) return r;
-    std::vector<BindingSite> sites = bindings_of(*dotted, scope);
-    if (sites.empty() && is(callee, k.attribute) &&
-        text(field(callee, k.f_object)) != "self" && !ctx.model.import_of(base_of(*dotted)))
-      sites = class_attribute_bindings(text(field(callee, k.f_attribute)));
-    for (const BindingSite& b : sites) {
-      if (is(unparenthesize(b.value), k.none)) continue;
-      std::string leaf = b.arity > 1 ? std::string() : callable_leaf(b.value, scope, depth);
-      if (r.bound && leaf != r.leaf) return {true, {}, {}};
-      r = {true, leaf, b.value};
-    }
-    return r;
-  }
 
   static std::string base_of(std::string_view dotted) {
     return std::string(dotted.substr(0, dotted.find('.')));
@@ -178,7 +104,7 @@ struct Checker final : RuleCheck {
       *site = callee;
       return inner.ends_with("Loss") ? kind_of_loss(inner) : LossKind::None;
     }
-    Resolved r = resolve(callee, scope);
+    ResolvedCallable r = binding.resolve(callee, scope);
     *site = r.site;
     return r.bound ? kind_of_loss(r.leaf) : LossKind::None;
   }
@@ -214,7 +140,7 @@ struct Checker final : RuleCheck {
     if (!module_fn && (leaf == "softmax" || leaf == "log_softmax") && looks_like_tensor_method(call))
       return {act_of(leaf), Form::TensorMethod, {}};  // z.softmax(1), net(x).softmax(dim=1)
     if (!dotted) return a;
-    Resolved r = resolve(callee, scope);
+    ResolvedCallable r = binding.resolve(callee, scope);
     if (r.bound) return {act_of(r.leaf), Form::Layer, r.site};
     if (leaf != "softmax" && leaf != "log_softmax") return a;
     return {act_of(leaf), module_fn ? Form::Function : Form::Unknown, {}};
@@ -229,7 +155,7 @@ struct Checker final : RuleCheck {
     std::vector<TSNode> found;
     const auto& own = ctx.model.scopes()[scope].bindings;
     bool local = !dotted.starts_with("self.") && own.count(std::string(dotted));
-    for (const BindingSite& b : bindings_of(dotted, scope)) {
+    for (const BindingSite& b : binding.bindings_of(dotted, scope)) {
       if (b.arity > 1) return {};  // unpacked tuples are not followed
       if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
       if (local && encloses(enclosing_block(b.value), use)) found.clear();

@@ -1,0 +1,76 @@
+#include "rules/callable_binding.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace preflight::rules {
+
+using namespace preflight::analysis;
+
+namespace {
+std::string base_of(std::string_view dotted) { return std::string(dotted.substr(0, dotted.find('.'))); }
+}  // namespace
+
+std::vector<BindingSite> CallableBinding::bindings_of(std::string_view dotted, int scope) const {
+  const ModuleModel& m = model_;
+  if (dotted.starts_with("self.") && dotted.find('.', 5) == std::string_view::npos) {
+    int cls = m.enclosing_class(scope);
+    if (cls < 0) return {};
+    auto it = m.classes()[cls].self_bindings.find(std::string(dotted.substr(5)));
+    return it == m.classes()[cls].self_bindings.end() ? std::vector<BindingSite>{} : it->second;
+  }
+  for (int s = scope; s >= 0; s = m.scopes()[s].parent) {
+    if (m.scopes()[s].kind == ScopeKind::Class && s != scope) continue;
+    auto it = m.scopes()[s].bindings.find(std::string(dotted));
+    if (it != m.scopes()[s].bindings.end()) return it->second;
+  }
+  return {};
+}
+
+std::vector<BindingSite> CallableBinding::class_attribute_bindings(std::string_view attr) const {
+  std::vector<BindingSite> all;
+  for (const ClassInfo& c : model_.classes()) {
+    auto it = c.self_bindings.find(std::string(attr));
+    if (it != c.self_bindings.end()) all.insert(all.end(), it->second.begin(), it->second.end());
+  }
+  return all;
+}
+
+std::string CallableBinding::callable_leaf(TSNode value, int scope, int depth) const {
+  value = unparenthesize(value);
+  while (is(value, kinds().call)) {
+    TSNode callee = field(value, kinds().f_function);
+    std::string_view leaf = callee_leaf(value, model_.source());
+    static constexpr std::string_view kChain[] = {"to", "cuda", "cpu", "half", "float", "double",
+                                                  "bfloat16", "train", "eval"};
+    bool chain = is(callee, kinds().attribute) && std::find(std::begin(kChain), std::end(kChain), leaf) != std::end(kChain);
+    if (!chain) return std::string(leaf);
+    value = unparenthesize(field(callee, kinds().f_object));
+  }
+  auto dotted = dotted_name(value, model_.source());
+  if (!dotted) return {};
+  if (depth < 4) {
+    ResolvedCallable r = resolve(value, scope, depth + 1);
+    if (r.bound) return r.leaf;
+  }
+  return dotted->substr(dotted->rfind('.') == std::string::npos ? 0 : dotted->rfind('.') + 1);
+}
+
+ResolvedCallable CallableBinding::resolve(TSNode callee, int scope, int depth) const {
+  ResolvedCallable r;
+  auto dotted = dotted_name(callee, model_.source());
+  if (!dotted) return r;
+  std::vector<BindingSite> sites = bindings_of(*dotted, scope);
+  if (sites.empty() && is(callee, kinds().attribute) &&
+      text_of(field(callee, kinds().f_object), model_.source()) != "self" && !model_.import_of(base_of(*dotted)))
+    sites = class_attribute_bindings(text_of(field(callee, kinds().f_attribute), model_.source()));
+  for (const BindingSite& b : sites) {
+    if (is(unparenthesize(b.value), kinds().none)) continue;
+    std::string leaf = b.arity > 1 ? std::string() : callable_leaf(b.value, scope, depth);
+    if (r.bound && leaf != r.leaf) return {true, {}, {}};
+    r = {true, leaf, b.value};
+  }
+  return r;
+}
+
+}  // namespace preflight::rules

@@ -1,0 +1,43 @@
+// What a callee is bound to, read from the module model: shared by the rules that judge a
+// call by the constructor or function a name holds (TG005, TG006) rather than by its name.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/module_model.h"
+
+namespace preflight::rules {
+
+struct ResolvedCallable {
+  bool bound = false;  // some binding was found
+  std::string leaf;    // the callable it holds (`CrossEntropyLoss`, `cross_entropy`), or empty
+  TSNode site{};       // the value that says so
+};
+
+class CallableBinding {
+ public:
+  explicit CallableBinding(const analysis::ModuleModel& model) : model_(model) {}
+
+  // Assignments of `dotted` seen from `scope`: the nearest scope that binds it; `self.x` is
+  // instance state, bound in any method of the class (TG005-N07, TG006-N06).
+  std::vector<analysis::BindingSite> bindings_of(std::string_view dotted, int scope) const;
+
+  // `obj.attr` on something other than self: the `self.attr = ...` bindings of the file's
+  // classes, when the receiver's own class cannot be seen (`head.act(h)`, TG005-N08).
+  std::vector<analysis::BindingSite> class_attribute_bindings(std::string_view attr) const;
+
+  // The callable a value holds: `nn.CrossEntropyLoss().to(dev)` -> CrossEntropyLoss,
+  // `F.cross_entropy` -> cross_entropy; follows a name to its own binding.
+  std::string callable_leaf(TSNode value, int scope, int depth) const;
+
+  // What a callee is bound to. Several bindings must agree, or the result is "bound to
+  // something unknown" (empty leaf).
+  ResolvedCallable resolve(TSNode callee, int scope, int depth = 0) const;
+
+ private:
+  const analysis::ModuleModel& model_;
+};
+
+}  // namespace preflight::rules
