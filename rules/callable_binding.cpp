@@ -73,4 +73,26 @@ ResolvedCallable CallableBinding::resolve(TSNode callee, int scope, int depth) c
   return r;
 }
 
+std::string CallableBinding::applied_callable(TSNode call, int scope,
+                                              std::initializer_list<std::string_view> functionals,
+                                              TSNode* site) const {
+  const Kinds& k = kinds();
+  std::string_view src = model_.source();
+  TSNode callee = field(call, k.f_function);
+  std::string_view leaf = callee_leaf(call, src);
+  if (std::find(functionals.begin(), functionals.end(), leaf) != functionals.end()) {
+    bool local_form = is(callee, k.identifier) ||
+                      (is(callee, k.attribute) && text_of(field(callee, k.f_object), src) == "self");
+    return local_form && model_.functions_named(leaf) ? std::string() : std::string(leaf);
+  }
+  if (is(callee, k.call)) {  // nn.CrossEntropyLoss()(logits, y)
+    std::string_view inner = callee_leaf(callee, src);
+    *site = callee;
+    return inner.ends_with("Loss") ? std::string(inner) : std::string();
+  }
+  ResolvedCallable r = resolve(callee, scope);
+  *site = r.site;
+  return r.bound ? r.leaf : std::string();
+}
+
 }  // namespace preflight::rules

@@ -2,6 +2,7 @@
 // call by the constructor or function a name holds (TG005, TG006) rather than by its name.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,15 @@ class CallableBinding {
   // What a callee is bound to. Several bindings must agree, or the result is "bound to
   // something unknown" (empty leaf).
   ResolvedCallable resolve(TSNode callee, int scope, int depth = 0) const;
+
+  // The callable a loss-like call applies: the functional's own name when the callee is one
+  // of `functionals` (unless a function of this file shadows it), the class of an inline
+  // constructor `nn.XLoss()(...)`, or what the callee is bound to; empty when none is seen.
+  // `site` receives the binding that says so (null for the functional). A constructor call
+  // itself (`nn.CrossEntropyLoss(w)`) is not matched: its positional argument is a weight.
+  std::string applied_callable(TSNode call, int scope,
+                               std::initializer_list<std::string_view> functionals,
+                               TSNode* site) const;
 
  private:
   const analysis::ModuleModel& model_;

@@ -91,22 +91,7 @@ struct Checker final : RuleCheck {
   // is a class weight. A function defined in this file under the functional's name is the
   // author's own loss, not torch's.
   LossKind loss_kind(TSNode call, int scope, TSNode* site) const {
-    TSNode callee = field(call, k.f_function);
-    std::string_view leaf = callee_leaf(call, ctx.source);
-    if (leaf == "cross_entropy" || leaf == "nll_loss") {
-      bool local_form = is(callee, k.identifier) ||
-                        (is(callee, k.attribute) && text(field(callee, k.f_object)) == "self");
-      if (local_form && ctx.model.functions_named(leaf)) return LossKind::None;
-      return kind_of_loss(leaf);
-    }
-    if (is(callee, k.call)) {  // nn.CrossEntropyLoss()(logits, y)
-      std::string_view inner = callee_leaf(callee, ctx.source);
-      *site = callee;
-      return inner.ends_with("Loss") ? kind_of_loss(inner) : LossKind::None;
-    }
-    ResolvedCallable r = binding.resolve(callee, scope);
-    *site = r.site;
-    return r.bound ? kind_of_loss(r.leaf) : LossKind::None;
+    return kind_of_loss(binding.applied_callable(call, scope, {"cross_entropy", "nll_loss"}, site));
   }
 
   // --- the activation --------------------------------------------------------------------

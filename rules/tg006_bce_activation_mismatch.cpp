@@ -100,22 +100,8 @@ struct Checker final : RuleCheck {
   // constructor (`nn.BCELoss(weight)`) is not one: its positional argument is a weight. A
   // function defined in this file under the functional's name is the author's own loss.
   LossKind loss_kind(TSNode call, int scope, TSNode* site) const {
-    TSNode callee = field(call, k.f_function);
-    std::string_view leaf = callee_leaf(call, ctx.source);
-    if (leaf == "binary_cross_entropy" || leaf == "binary_cross_entropy_with_logits") {
-      bool local_form = is(callee, k.identifier) ||
-                        (is(callee, k.attribute) && text(field(callee, k.f_object)) == "self");
-      if (local_form && ctx.model.functions_named(leaf)) return LossKind::None;
-      return kind_of_loss(leaf);
-    }
-    if (is(callee, k.call)) {  // nn.BCELoss()(p, y)
-      std::string_view inner = callee_leaf(callee, ctx.source);
-      *site = callee;
-      return inner.ends_with("Loss") ? kind_of_loss(inner) : LossKind::None;
-    }
-    ResolvedCallable r = binding.resolve(callee, scope);
-    *site = r.site;
-    return r.bound ? kind_of_loss(r.leaf) : LossKind::None;
+    return kind_of_loss(binding.applied_callable(
+        call, scope, {"binary_cross_entropy", "binary_cross_entropy_with_logits"}, site));
   }
 
   // --- the sigmoid -----------------------------------------------------------------------
