@@ -502,12 +502,7 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
   return ValueKind::Unknown;  // an unrecognised call may still build a model: names decide
 }
 
-namespace {
-std::string_view last_segment(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
-}  // namespace
+using names::last_segment;
 
 bool ModuleModel::is_model(std::string_view dotted, int scope) const {
   ValueKind k = kind_of(dotted, scope);

@@ -98,6 +98,11 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::string_view last_segment(std::string_view dotted) {
+  size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }

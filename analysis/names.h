@@ -29,6 +29,8 @@ bool is_eval_loader_iterable(std::string_view lowered_dotted);  // val_loader, t
 bool is_iterable_wrapper(std::string_view leaf);        // enumerate, tqdm, zip, iter, ...
 
 std::string lower(std::string_view s);
+// `self.model.encoder` -> `encoder`.
+std::string_view last_segment(std::string_view dotted);
 bool contains(std::string_view haystack, std::string_view needle);
 
 }  // namespace preflight::analysis::names

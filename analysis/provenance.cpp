@@ -53,10 +53,7 @@ Env join_envs(const Env& a, const Env& b) {
   return out;
 }
 
-std::string_view last_segment(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
+using names::last_segment;
 
 std::string code(std::string_view text, size_t max = 48) {
   std::string s(text.substr(0, max));

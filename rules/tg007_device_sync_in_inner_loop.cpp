@@ -36,10 +36,7 @@ bool in(const std::string_view (&list)[N], std::string_view s) {
   return false;
 }
 
-std::string_view last_segment(std::string_view d) {
-  size_t dot = d.rfind('.');
-  return dot == std::string_view::npos ? d : d.substr(dot + 1);
-}
+using names::last_segment;
 
 // The per-element construct around a sync: a loop, or a comprehension's `for ... in`.
 struct Iteration {

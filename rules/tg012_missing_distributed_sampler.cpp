@@ -42,10 +42,7 @@ struct Marker {
   int function;  // -1: module level
 };
 
-std::string_view last_segment(std::string_view dotted) {
-  size_t dot = dotted.rfind('.');
-  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
-}
+using names::last_segment;
 
 bool is_lightning_package(std::string_view qualified) {
   std::string_view first = qualified.substr(0, qualified.find('.'));
