@@ -8,6 +8,8 @@
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form); evaluation-looking loops that themselves backward (FGSM);
 // Lightning's validation/test/predict hooks inside a LightningModule.
+#include <unordered_map>
+
 #include "analysis/names.h"
 #include "rules/fix_builder.h"
 #include "rules/rule.h"
@@ -36,6 +38,7 @@ struct Checker final : RuleCheck {
   const Kinds& k = kinds();
   std::vector<Unit> stack;  // units being walked (nested functions push)
   std::vector<Finding> out;
+  mutable std::unordered_map<const void*, bool> loop_backwards_;
 
   explicit Checker(const RuleContext& c) : ctx(c) { stack.push_back({}); }
 
@@ -110,11 +113,18 @@ struct Checker final : RuleCheck {
       for (TSNode it : unwrap_iterables(loop.iterable, ctx.source)) {
         auto d = dotted_name(it, ctx.source);
         if (!d || !names::is_eval_loader_iterable(names::lower(*d))) continue;
-        if (contains_call(loop.node, "backward", ctx.source)) return TSNode{};
+        if (loop_backwards(loop.node)) return TSNode{};
         return it;
       }
     }
     return TSNode{};
+  }
+
+  // Memoised: every forward pass inside a loop asks about the same loop.
+  bool loop_backwards(TSNode loop) const {
+    auto [it, fresh] = loop_backwards_.try_emplace(node_id(loop), false);
+    if (fresh) it->second = contains_call(loop, "backward", ctx.source);
+    return it->second;
   }
 
   bool unit_backwards(const Unit& u) const {
