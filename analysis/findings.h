@@ -58,4 +58,15 @@ struct Finding {
   const Fix* safe_fix() const;
 };
 
+// A rule that saw its pattern and deliberately reported nothing: a framework does the work
+// here (Lightning's Trainer clears gradients, Accelerate scales for accumulation), or the
+// part that decides cannot be seen (a `**kwargs` that may carry the sampler). Not a finding:
+// shown on request (`check --explain-silence`), so a quiet rule can be understood.
+struct Silence {
+  std::string code;    // the rule that stayed quiet ("TG003")
+  ByteRange range;     // where its finding would have been anchored
+  std::string reason;  // one sentence: why nothing is reported
+  std::vector<EvidenceStep> evidence;  // what showed it: the base class, the binding, the call
+};
+
 }  // namespace preflight::analysis

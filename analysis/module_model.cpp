@@ -321,6 +321,19 @@ const std::vector<BindingSite>* ModuleModel::lookup(std::string_view dotted, int
   return nullptr;
 }
 
+const std::vector<BindingSite>* ModuleModel::bindings_of(std::string_view dotted, int scope,
+                                                         int* found_in) const {
+  if (dotted.starts_with("self.") && dotted.find('.', 5) == std::string_view::npos) {
+    int cls = enclosing_class(scope);
+    if (cls < 0) return nullptr;
+    auto it = classes_[cls].self_bindings.find(std::string(dotted.substr(5)));
+    if (it == classes_[cls].self_bindings.end()) return nullptr;
+    if (found_in) *found_in = scope_opened_by(classes_[cls].node);
+    return &it->second;
+  }
+  return lookup(dotted, scope, found_in);
+}
+
 const Parameter* ModuleModel::parameter(std::string_view name, int scope) const {
   for (int s = scope; s >= 0; s = scopes_[s].parent) {
     if (scopes_[s].bindings.count(std::string(name))) return nullptr;  // shadowed

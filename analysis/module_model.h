@@ -131,6 +131,13 @@ class ModuleModel {
   // Parameter declared in scope `scope`'s function, or null.
   const Parameter* parameter(std::string_view name, int scope) const;
 
+  // The assignments of `dotted` visible from `scope`: those of the nearest scope that binds
+  // it (class bodies do not enclose their methods); `self.x` is instance state, bound in any
+  // method of the class. Null when nothing visible binds it. `found_in` receives the scope
+  // whose bindings they are (the class's scope for instance state).
+  const std::vector<BindingSite>* bindings_of(std::string_view dotted, int scope,
+                                              int* found_in = nullptr) const;
+
  private:
   struct Builder;
   const std::vector<BindingSite>* lookup(std::string_view dotted, int scope, int* found_in) const;

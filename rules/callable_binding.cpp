@@ -12,19 +12,8 @@ std::string base_of(std::string_view dotted) { return std::string(dotted.substr(
 }  // namespace
 
 std::vector<BindingSite> CallableBinding::bindings_of(std::string_view dotted, int scope) const {
-  const ModuleModel& m = model_;
-  if (dotted.starts_with("self.") && dotted.find('.', 5) == std::string_view::npos) {
-    int cls = m.enclosing_class(scope);
-    if (cls < 0) return {};
-    auto it = m.classes()[cls].self_bindings.find(std::string(dotted.substr(5)));
-    return it == m.classes()[cls].self_bindings.end() ? std::vector<BindingSite>{} : it->second;
-  }
-  for (int s = scope; s >= 0; s = m.scopes()[s].parent) {
-    if (m.scopes()[s].kind == ScopeKind::Class && s != scope) continue;
-    auto it = m.scopes()[s].bindings.find(std::string(dotted));
-    if (it != m.scopes()[s].bindings.end()) return it->second;
-  }
-  return {};
+  const std::vector<BindingSite>* sites = model_.bindings_of(dotted, scope);
+  return sites ? *sites : std::vector<BindingSite>{};
 }
 
 std::vector<BindingSite> CallableBinding::class_attribute_bindings(std::string_view attr) const {

@@ -21,8 +21,9 @@ class CallableBinding {
  public:
   explicit CallableBinding(const analysis::ModuleModel& model) : model_(model) {}
 
-  // Assignments of `dotted` seen from `scope`: the nearest scope that binds it; `self.x` is
-  // instance state, bound in any method of the class (TG005-N07, TG006-N06).
+  // Assignments of `dotted` seen from `scope` (ModuleModel::bindings_of, copied so a caller
+  // may fall back to class_attribute_bindings); `self.x` is bound in any method of the class
+  // (TG005-N07, TG006-N06).
   std::vector<analysis::BindingSite> bindings_of(std::string_view dotted, int scope) const;
 
   // `obj.attr` on something other than self: the `self.attr = ...` bindings of the file's

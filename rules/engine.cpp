@@ -1,6 +1,7 @@
 #include "rules/engine.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "analysis/line_index.h"
@@ -114,6 +115,11 @@ CheckResult check_source(std::string_view text, const CheckOptions& options) {
   reachability.finalize();
   std::vector<Finding> found;
   for (auto& check : checks) check->finish(found);
+  for (auto& check : checks)
+    std::move(check->silences.begin(), check->silences.end(), std::back_inserter(result.silences));
+  std::stable_sort(result.silences.begin(), result.silences.end(), [](const Silence& a, const Silence& b) {
+    return a.range.begin != b.range.begin ? a.range.begin < b.range.begin : a.code < b.code;
+  });
   for (Finding& f : found)
     if (!suppressions.suppresses(f, lines)) result.findings.push_back(std::move(f));
   auto ran = [&](const std::string& code) {

@@ -42,6 +42,10 @@ struct CheckResult {
   std::vector<SyntaxError> syntax_errors;
   // Only for rules that ran: a `# noqa: TG004` is not unused when TG004 was not selected.
   std::vector<UnusedSuppression> unused_suppressions;
+  // Where an enabled rule saw its pattern and stayed quiet on purpose (a framework does the
+  // work, or the deciding part cannot be seen), sorted by position, code. Not findings:
+  // never suppressed, never gated; `check --explain-silence` shows them.
+  std::vector<analysis::Silence> silences;
 };
 
 CheckResult check_source(std::string_view text, const CheckOptions& options);

@@ -29,6 +29,17 @@ struct RuleContext {
 class RuleCheck : public analysis::Visitor {
  public:
   virtual void finish(std::vector<analysis::Finding>& out) = 0;
+
+  // Where the rule saw its pattern and stayed quiet on purpose (a framework does the work,
+  // or the deciding part cannot be seen); collected by the engine after `finish`.
+  std::vector<analysis::Silence> silences;
+
+ protected:
+  void stay_silent(std::string_view code, TSNode anchor, std::string reason,
+                   std::vector<analysis::EvidenceStep> evidence = {}) {
+    silences.push_back({std::string(code), analysis::range_of(anchor), std::move(reason),
+                        std::move(evidence)});
+  }
 };
 
 // Rule factories, one per rule file (registered in registry.cpp).

@@ -65,10 +65,8 @@ class Check final : public RuleCheck {
   // `buf[i] = v` into a preallocated tensor is an in-place copy inside one graph, not a
   // container that keeps one graph per iteration (`out = torch.zeros(...)`).
   bool is_tensor_holder(const std::string& holder, int scope) const {
-    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
-      auto it = ctx.model.scopes()[s].bindings.find(holder);
-      if (it == ctx.model.scopes()[s].bindings.end()) continue;
-      for (const BindingSite& b : it->second) {
+    if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(holder, scope))
+      for (const BindingSite& b : *sites) {
         TSNode v = unparenthesize(b.value);
         if (!is(v, k.call)) continue;
         std::string_view leaf = callee_leaf(v, ctx.source);
@@ -76,8 +74,6 @@ class Check final : public RuleCheck {
             leaf == "empty_strided")
           return true;
       }
-      return false;
-    }
     return false;
   }
 

@@ -5,9 +5,11 @@
 // optimizer is known by its binding, or by its name as a last resort) -> nothing in that
 // loop clears gradients (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, or a local helper
 // that does either).
-// Exempt: loops without an optimizer step (micro-batch loops, saliency maps); backward
-// receivers managed by Lightning / Fabric / distributed autograd; methods of a
-// LightningModule (the trainer clears gradients).
+// Exempt: loops without an optimizer step (micro-batch loops, saliency maps). Silent, with
+// the reason recorded: backward receivers managed by Lightning / Fabric / distributed
+// autograd; methods of a LightningModule (the trainer clears gradients).
+#include "analysis/frameworks.h"
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/rule.h"
 
@@ -30,21 +32,36 @@ struct Checker final : RuleCheck {
     if (!is(n, k.call) || callee_leaf(n, ctx.source) != "backward") return;
     TSNode callee = field(n, k.f_function);
     if (!is(callee, k.attribute)) return;  // bare backward(loss): not a gradient step
-    std::string receiver = names::lower(text_of(field(callee, k.f_object), ctx.source));
-    for (auto managed : {"lightning", "fabric", "dist_autograd"})
-      if (names::contains(receiver, managed)) return;
-    if (in_lightning_module(st.scope)) return;
     const LoopFrame* loop = st.innermost_loop();
     if (!loop) return;
     if (clears_gradients(loop->node, 0)) return;
     TSNode step = optimizer_step(loop->node, st.scope);
     if (is_null(step)) return;
+    if (auto owner = gradient_owner(field(callee, k.f_object), st.scope))
+      return stay_silent("TG003", n, reason_for(*owner), {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
     out.push_back(make_finding(n, step, loop->node));
   }
 
-  bool in_lightning_module(int scope) const {
-    int cls = ctx.model.enclosing_class(scope);
-    return cls >= 0 && ctx.model.classes()[cls].is_lightning;
+  // Who clears gradients instead of this loop: a Lightning / Fabric / distributed-autograd
+  // backward receiver, or the Lightning Trainer that runs a LightningModule's methods.
+  // Accelerate is not one: it does not clear gradients.
+  std::optional<FrameworkOwner> gradient_owner(TSNode receiver, int scope) const {
+    std::optional<FrameworkOwner> owner = backward_owner(ctx.model, receiver, scope);
+    if (owner && owner->by == OwnedBy::ReceiverName &&
+        (owner->framework == Framework::Lightning || owner->framework == Framework::Fabric ||
+         owner->framework == Framework::DistributedAutograd))
+      return owner;
+    owner = class_owner(ctx.model, scope);
+    if (owner && owner->framework == Framework::Lightning) return owner;
+    return std::nullopt;
+  }
+
+  static std::string reason_for(const FrameworkOwner& owner) {
+    if (owner.framework == Framework::DistributedAutograd)
+      return "distributed autograd accumulates gradients in a per-iteration context, not in "
+             "`.grad`, so nothing needs clearing";
+    return std::string(framework_name(owner.framework)) +
+           " owns this backward and clears gradients between optimizer steps";
   }
 
   // zero_grad anywhere in the subtree (any receiver, any condition), `X.grad = None`,
@@ -75,13 +92,7 @@ struct Checker final : RuleCheck {
   }
 
   bool calls_clearing_helper(TSNode call, int depth) const {
-    TSNode callee = field(call, k.f_function);
-    std::string_view name;
-    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
-    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
-      name = text_of(field(callee, k.f_attribute), ctx.source);
-    if (name.empty()) return false;
-    const std::vector<int>* fs = ctx.model.functions_named(name);
+    const std::vector<int>* fs = local_callees(ctx.model, call);
     if (!fs) return false;
     for (int f : *fs)
       if (clears_gradients(field(ctx.model.functions()[f].node, k.f_body), depth + 1)) return true;

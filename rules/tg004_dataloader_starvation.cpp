@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "analysis/names.h"
+#include "analysis/torch_facts.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -43,89 +44,18 @@ struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
   std::vector<Candidate> candidates;
-  TSNode cuda_evidence{};
-  std::string cuda_reason;
+  CudaTargetScan cuda{ctx.model};
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
   void enter(TSNode n, const WalkState& st) override {
-    if (is(n, k.string)) return note_string(n);
-    if (!is(n, k.call)) return;
-    if (is_torch_dataloader(n)) candidates.push_back({n, st.scope});
-    if (is_null(cuda_evidence)) note_cuda_call(n);
+    cuda.enter(n, st);
+    if (is(n, k.call) && is_torch_dataloader(ctx.model, n)) candidates.push_back({n, st.scope});
   }
 
   void finish(std::vector<Finding>& out) override {
-    if (is_null(cuda_evidence)) return;
+    if (!cuda.targets_cuda()) return;
     for (const Candidate& c : candidates) check(c, out);
-  }
-
-  // --- does the file target CUDA? ---------------------------------------------------------
-
-  void note(TSNode n, std::string reason) {
-    if (!is_null(cuda_evidence)) return;
-    cuda_evidence = n;
-    cuda_reason = std::move(reason);
-  }
-
-  void note_string(TSNode n) {
-    std::string_view s = string_content(n);
-    if (s == "cuda" || s.starts_with("cuda:")) note(n, "a CUDA device string");
-    else if (s == "nccl") note(n, "the NCCL backend, which runs on CUDA devices only");
-    else if (s == "gpu" && is_keyword_value(n, "accelerator"))
-      note(n, "a Lightning `accelerator=\"gpu\"`");
-  }
-
-  bool is_keyword_value(TSNode value, std::string_view name) const {
-    TSNode p = ts_node_parent(value);
-    return is(p, k.keyword_argument) && text_of(field(p, k.f_name), ctx.source) == name;
-  }
-
-  void note_cuda_call(TSNode call) {
-    TSNode callee = field(call, k.f_function);
-    std::string_view leaf = callee_leaf(call, ctx.source);
-    auto q = ctx.model.qualified_name(callee);
-    if (is(callee, k.attribute) && leaf == "cuda") return note(call, "a `.cuda()` call");
-    if (q && q->starts_with("torch.cuda.")) return note(call, "a `torch.cuda` call");
-    if (is(callee, k.attribute) && leaf == "to" && is(positional_arg(call, 0), k.integer))
-      return note(call, "a move to a CUDA device index");
-    if (!is_null(keyword_arg(call, "device_ids", ctx.source)))
-      return note(call, "a data-parallel wrapper over CUDA device ids");
-    if (q && *q == "accelerate.Accelerator" && !has_literal_true_keyword(call, "cpu", ctx.source))
-      return note(call, "an Accelerate `Accelerator`, which places work on the GPU");
-    if (q && (*q == "deepspeed.initialize" || *q == "deepspeed.init_distributed"))
-      return note(call, "a DeepSpeed engine, which trains on CUDA devices");
-  }
-
-  // The literal text of a plain or f-string, without prefix and quotes.
-  std::string_view string_content(TSNode n) const {
-    std::string_view t = text_of(n, ctx.source);
-    size_t q = t.find_first_of("\"'");
-    if (q == std::string_view::npos) return {};
-    std::string_view prefix = t.substr(0, q);
-    if (prefix.find_first_of("bB") != std::string_view::npos) return {};
-    t.remove_prefix(q);
-    size_t quote = t.size() >= 6 && (t.starts_with("\"\"\"") || t.starts_with("'''")) ? 3 : 1;
-    if (t.size() < 2 * quote) return {};
-    return t.substr(quote, t.size() - 2 * quote);
-  }
-
-  // --- is this torch's DataLoader? --------------------------------------------------------
-
-  // Read the binding: an imported `DataLoader` must come from a torch package (torch,
-  // torch_geometric, ...); a locally defined one is someone else's class. A fragment with no
-  // import at all falls back to the name.
-  bool is_torch_dataloader(TSNode call) const {
-    TSNode callee = field(call, k.f_function);
-    auto dotted = dotted_name(callee, ctx.source);
-    auto q = ctx.model.qualified_name(callee);
-    if (!dotted || !q) return false;
-    if (*q != "DataLoader" && !q->ends_with(".DataLoader")) return false;
-    std::string first = dotted->substr(0, dotted->find('.'));
-    if (ctx.model.import_of(first)) return q->starts_with("torch");
-    if (*dotted == "DataLoader")
-      return ctx.model.class_named("DataLoader") < 0 && !ctx.model.functions_named("DataLoader");
-    return true;
   }
 
   Argument argument(TSNode call, std::string_view name, unsigned position) const {
@@ -149,7 +79,7 @@ struct Checker final : RuleCheck {
       std::string_view leaf = callee_leaf(e, ctx.source);
       if (is(callee, k.attribute) && (leaf == "cuda" || leaf == "to")) return true;
       TSNode device = keyword_arg(e, "device", ctx.source);
-      if (!is_null(device) && string_content(device) != "cpu") return true;
+      if (!is_null(device) && string_content(device, ctx.source) != "cpu") return true;
       if (is(callee, k.identifier) && returns_on_device(text_of(callee, ctx.source), depth))
         return true;
     }
@@ -169,13 +99,8 @@ struct Checker final : RuleCheck {
     if (is_null(e)) return false;
     e = unparenthesize(e);
     if (is(e, k.identifier)) {
-      const auto& scopes = ctx.model.scopes();
-      for (int s = scope; s >= 0; s = scopes[s].parent) {
-        auto it = scopes[s].bindings.find(std::string(text_of(e, ctx.source)));
-        if (it == scopes[s].bindings.end()) continue;
-        return it->second.size() == 1 && unsplit_iterable(it->second.front().value, scope);
-      }
-      return false;
+      const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
+      return sites && sites->size() == 1 && unsplit_iterable(sites->front().value, scope);
     }
     if (!is(e, k.call) || !is(field(e, k.f_function), k.identifier)) return false;
     int cls = ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
@@ -200,14 +125,9 @@ struct Checker final : RuleCheck {
   }
 
   bool bound_on_device(const std::string& name, int scope, int depth) const {
-    const auto& scopes = ctx.model.scopes();
-    for (int s = scope; s >= 0; s = scopes[s].parent) {
-      auto it = scopes[s].bindings.find(name);
-      if (it == scopes[s].bindings.end()) continue;
-      for (const BindingSite& b : it->second)
+    if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(name, scope))
+      for (const BindingSite& b : *sites)
         if (on_device(b.value, scope, depth + 1)) return true;
-      return false;
-    }
     return false;
   }
 
@@ -233,8 +153,8 @@ struct Checker final : RuleCheck {
     f.severity = Severity::Note;
     f.category = Category::PerformanceWarn;
     f.range = range_of(call);
-    f.evidence.push_back({range_of(cuda_evidence), "the file targets CUDA: " + cuda_reason + ", " +
-                                                       quote_code(text_of(cuda_evidence, ctx.source))});
+    f.evidence.push_back({range_of(cuda.evidence()), "the file targets CUDA: " + std::string(cuda.reason()) +
+                                                         ", " + quote_code(text_of(cuda.evidence(), ctx.source))});
     return f;
   }
 

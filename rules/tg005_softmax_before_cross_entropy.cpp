@@ -16,6 +16,7 @@
 #include <cctype>
 
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/callable_binding.h"
 #include "rules/rule.h"
 
@@ -133,31 +134,8 @@ struct Checker final : RuleCheck {
 
   // --- variables -------------------------------------------------------------------------
 
-  // The assignments of `dotted` that can reach `use`. For a local of this function: the last
-  // unconditional one before the use plus any conditional ones after it. For instance state
-  // or a name of an enclosing scope: all of them.
   std::vector<TSNode> reaching_values(std::string_view dotted, TSNode use, int scope) const {
-    std::vector<TSNode> found;
-    const auto& own = ctx.model.scopes()[scope].bindings;
-    bool local = !dotted.starts_with("self.") && own.count(std::string(dotted));
-    for (const BindingSite& b : binding.bindings_of(dotted, scope)) {
-      if (b.arity > 1) return {};  // unpacked tuples are not followed
-      if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
-      if (local && encloses(enclosing_block(b.value), use)) found.clear();
-      found.push_back(b.value);
-    }
-    return found;
-  }
-
-  TSNode enclosing_block(TSNode n) const {
-    for (TSNode p = ts_node_parent(n); !is_null(p); n = p, p = ts_node_parent(p))
-      if (is(p, k.block) || is(p, k.module)) return p;
-    return n;
-  }
-
-  static bool encloses(TSNode outer, TSNode inner) {
-    return ts_node_start_byte(outer) <= ts_node_start_byte(inner) &&
-           ts_node_end_byte(inner) <= ts_node_end_byte(outer);
+    return analysis::reaching_values(ctx.model, dotted, use, scope);
   }
 
   // --- verdicts --------------------------------------------------------------------------

@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/callable_binding.h"
 #include "rules/rule.h"
 
@@ -125,31 +127,8 @@ struct Checker final : RuleCheck {
 
   // --- variables -------------------------------------------------------------------------
 
-  // The assignments of `dotted` that can reach `use`. For a local of this function: the last
-  // unconditional one before the use plus any conditional ones after it. For instance state
-  // or a name of an enclosing scope: all of them.
   std::vector<TSNode> reaching_values(std::string_view dotted, TSNode use, int scope) const {
-    std::vector<TSNode> found;
-    const auto& own = ctx.model.scopes()[scope].bindings;
-    bool local = !dotted.starts_with("self.") && own.count(std::string(dotted));
-    for (const BindingSite& b : binding.bindings_of(dotted, scope)) {
-      if (b.arity > 1) return {};  // unpacked tuples are not followed
-      if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
-      if (local && encloses(enclosing_block(b.value), use)) found.clear();
-      found.push_back(b.value);
-    }
-    return found;
-  }
-
-  TSNode enclosing_block(TSNode n) const {
-    for (TSNode p = ts_node_parent(n); !is_null(p); n = p, p = ts_node_parent(p))
-      if (is(p, k.block) || is(p, k.module)) return p;
-    return n;
-  }
-
-  static bool encloses(TSNode outer, TSNode inner) {
-    return ts_node_start_byte(outer) <= ts_node_start_byte(inner) &&
-           ts_node_end_byte(inner) <= ts_node_end_byte(outer);
+    return analysis::reaching_values(ctx.model, dotted, use, scope);
   }
 
   // Does anything on the definition chain of `e` put it into [0, 1]? Follows names to their
@@ -174,7 +153,7 @@ struct Checker final : RuleCheck {
     if (squashing_leaf(callee_leaf(call, ctx.source))) return true;
     if (is(callee, k.call) && squashing_leaf(callee_leaf(callee, ctx.source))) return true;
     if (sigmoid_of(call, scope).found) return true;
-    if (int body = local_body(callee, scope); body >= 0)
+    if (int body = local_body(call, scope); body >= 0)
       return subtree_squashes(ctx.model.functions()[body].node);
     auto dotted = dotted_name(callee, ctx.source);
     if (!dotted || ctx.model.import_of(base_of(*dotted))) return false;  // a library function
@@ -243,16 +222,13 @@ struct Checker final : RuleCheck {
   }
 
   // A helper defined once in this file (`helper(x)`, `self.predict(x)`), or -1.
-  int local_body(TSNode callee, int scope) const {
-    std::string_view name;
-    if (is(callee, k.identifier)) name = text(callee);
-    else if (is(callee, k.attribute) && text(field(callee, k.f_object)) == "self")
-      name = text(field(callee, k.f_attribute));
-    const std::vector<int>* fs = name.empty() ? nullptr : ctx.model.functions_named(name);
-    if (!fs || fs->size() != 1) return -1;
-    int cls = ctx.model.enclosing_class(scope);
-    const FunctionInfo& f = ctx.model.functions()[fs->front()];
-    return is(callee, k.identifier) || f.class_index == cls ? fs->front() : -1;
+  int local_body(TSNode call, int scope) const {
+    const FunctionInfo* f = local_callee(ctx.model, call);
+    if (!f) return -1;
+    // `self.predict(x)` must be a method of this class, not a same-named one elsewhere.
+    bool method_of_this_class = f->class_index == ctx.model.enclosing_class(scope);
+    if (!is(field(call, k.f_function), k.identifier) && !method_of_this_class) return -1;
+    return ctx.model.function_of(f->node);
   }
 
   bool subtree_squashes(TSNode n) const {

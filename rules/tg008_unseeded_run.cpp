@@ -9,13 +9,14 @@
 // first draw of the first generator left unseeded: a warning when another generator is
 // seeded (the intent is visible), a note when nothing is.
 // Exempt: draws passing `generator=`; draws in test functions (pytest `test_*`, TestCase
-// methods: seeded by fixtures elsewhere); Lightning files; a library seed-everything helper
-// (`seed_everything`, `set_seed`, ...) that is not a function of this file (a local
-// `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
+// methods: seeded by fixtures elsewhere). Silent, with the reason recorded: Lightning files;
+// a library seed-everything helper (`seed_everything`, `set_seed`, ...) that is not a
+// function of this file (a local `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
 // generator; `np.random.default_rng()` without a seed seeds nothing and its draws count as
 // unseeded NumPy draws (TG008-N07).
 #include <array>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/rule.h"
 
@@ -51,7 +52,8 @@ bool in(const std::string_view (&list)[N], std::string_view s) {
 struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
-  bool trains = false, lightning = false;
+  bool trains = false;
+  TSNode lightning{};  // the import or LightningModule that makes this a Lightning file
   TSNode seeds_everything{};
   std::array<TSNode, kGenCount> first_draw{}, seeded{};
   TSNode cuda_seed{};  // torch.cuda.manual_seed[_all]: CUDA generators only
@@ -72,25 +74,21 @@ struct Checker final : RuleCheck {
   }
 
   void mark_callees(TSNode n) {
-    if (is(n, k.call)) {
-      TSNode callee = field(n, k.f_function);
-      std::string_view name;
-      if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
-      else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
-        name = text_of(field(callee, k.f_attribute), ctx.source);
-      if (const std::vector<int>* fs = name.empty() ? nullptr : ctx.model.functions_named(name))
+    if (is(n, k.call))
+      if (const std::vector<int>* fs = local_callees(ctx.model, n))
         for (int f : *fs) training_function[f] = 1;
-    }
     for_each_named_child(n, [&](TSNode c) { mark_callees(c); });
   }
 
   void enter(TSNode n, const WalkState& st) override {
     if (is(n, k.import_from_statement)) {
       TSNode mod = field(n, k.f_module_name);
-      if (!is_null(mod) && names::contains(text_of(mod, ctx.source), "lightning")) lightning = true;
+      if (!is_null(mod) && names::contains(text_of(mod, ctx.source), "lightning") && is_null(lightning))
+        lightning = n;
     } else if (is(n, k.class_definition)) {
       int c = ctx.model.class_named(text_of(field(n, k.f_name), ctx.source));
-      if (c >= 0 && ctx.model.classes()[c].is_lightning) lightning = true;
+      if (c >= 0 && ctx.model.classes()[c].is_lightning && is_null(lightning))
+        lightning = field(n, k.f_superclasses);
     } else if (is(n, k.call)) {
       on_call(n, st);
     }
@@ -156,31 +154,41 @@ struct Checker final : RuleCheck {
   // `rng` bound (in a visible scope) to `np.random.default_rng()` / `RandomState()` with no seed.
   bool unseeded_numpy_generator(TSNode recv, int scope) const {
     auto d = dotted_name(recv, ctx.source);
-    if (!d) return false;
-    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
-      auto it = ctx.model.scopes()[s].bindings.find(*d);
-      if (it == ctx.model.scopes()[s].bindings.end()) continue;
-      for (const BindingSite& b : it->second) {
-        TSNode v = unparenthesize(b.value);
-        if (!is(v, k.call)) return false;
-        auto q = ctx.model.qualified_name(field(v, k.f_function));
-        bool ctor = q && (*q == "numpy.random.default_rng" || *q == "numpy.random.RandomState");
-        TSNode args = field(v, k.f_arguments);
-        if (!ctor || ts_node_named_child_count(args) > 0) return false;
-      }
-      return true;
+    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(*d, scope) : nullptr;
+    if (!sites) return false;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (!is(v, k.call)) return false;
+      auto q = ctx.model.qualified_name(field(v, k.f_function));
+      bool ctor = q && (*q == "numpy.random.default_rng" || *q == "numpy.random.RandomState");
+      TSNode args = field(v, k.f_arguments);
+      if (!ctor || ts_node_named_child_count(args) > 0) return false;
     }
-    return false;
+    return true;
   }
 
   void finish(std::vector<Finding>& out) override {
-    if (!trains || lightning || !is_null(seeds_everything)) return;
+    if (!trains) return;
     std::vector<int> missing, have;
     for (int g = 0; g < kGenCount; ++g) {
       if (!is_null(seeded[g])) have.push_back(g);
       else if (!is_null(first_draw[g])) missing.push_back(g);
     }
     if (missing.empty()) return;
+    TSNode draw = first_draw[missing.front()];
+    if (!is_null(seeds_everything))
+      return stay_silent("TG008", draw,
+                         "a seed-everything helper from a library seeds every generator, so the "
+                         "unseeded draw is not reported",
+                         {{range_of(seeds_everything), quote_code(text_of(seeds_everything, ctx.source)) +
+                                                           " seeds torch, NumPy and `random` together"}});
+    if (!is_null(lightning))
+      return stay_silent("TG008", draw,
+                         "Lightning runs are seeded with `seed_everything`, usually in a launcher "
+                         "this file does not show, so an unseeded draw in a Lightning file is not "
+                         "reported",
+                         {{range_of(lightning), quote_code(text_of(lightning, ctx.source)) +
+                                                    " makes this a Lightning file"}});
     out.push_back(make_finding(missing, have));
   }
 

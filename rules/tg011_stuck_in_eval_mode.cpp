@@ -8,7 +8,8 @@
 // calls) -> the loop validates (a `for` over an evaluation-looking iterable, seen through
 // enumerate/tqdm/zip, or a call handed one) -> no `X.train()` in the loop, directly or in a
 // local helper, where X is R or a parent of R (`train(False)` does not restore).
-// Exempt: methods of a LightningModule (the trainer switches modes); freezing a strict
+// Exempt: methods of a LightningModule (the trainer switches modes; recorded as a silence
+// with the class that shows it); freezing a strict
 // submodule (`model.backbone.eval()`) when the loop never puts the whole model in eval mode
 // (TG011-P05); receivers bound to something that is not a module (an optimizer, a loss, a
 // literal). What the analysis cannot see (an imported training helper) it does not guess
@@ -16,6 +17,8 @@
 // rule stays silent.
 #include <unordered_set>
 
+#include "analysis/frameworks.h"
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/rule.h"
 
@@ -63,16 +66,10 @@ struct Checker final : RuleCheck {
 
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || st.loops.empty()) return;
-    if (in_lightning_module(st.scope)) return;  // Lightning's loop owns train/eval switching
     std::optional<EvalSwitch> sw = eval_switch_at(n, st.scope);
     if (!sw) return;
     TSNode epoch = st.loops.front().node;
     check(*sw, epoch, st.scope);
-  }
-
-  bool in_lightning_module(int scope) const {
-    int cls = ctx.model.enclosing_class(scope);
-    return cls >= 0 && ctx.model.classes()[cls].is_lightning;
   }
 
   // --- recognising calls -----------------------------------------------------------------
@@ -104,39 +101,12 @@ struct Checker final : RuleCheck {
            kind != ValueKind::Scheduler && kind != ValueKind::Literal;
   }
 
-  // The local function a call resolves to: a bare name or `self.method`, defined once.
-  const FunctionInfo* local_callee(TSNode call) const {
-    TSNode callee = field(call, k.f_function);
-    std::string_view name;
-    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
-    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
-      name = text_of(field(callee, k.f_attribute), ctx.source);
-    if (name.empty()) return nullptr;
-    const std::vector<int>* fs = ctx.model.functions_named(name);
-    if (!fs || fs->size() != 1) return nullptr;
-    return &ctx.model.functions()[fs->front()];
-  }
+  const FunctionInfo* local_callee(TSNode call) const { return analysis::local_callee(ctx.model, call); }
 
-  // A receiver written inside `fn` as seen at `call`: a parameter becomes the argument bound
-  // to it; anything else (globals, `self.x` of the same object) keeps its spelling.
+  // A receiver written inside `fn` as seen at `call` (an unnamed one stays unnamed).
   std::optional<std::string> map_receiver(const FunctionInfo& fn, TSNode call,
                                           const std::optional<std::string>& r) const {
-    if (!r) return r;
-    std::string base = r->substr(0, r->find('.'));
-    std::string rest = r->substr(base.size());
-    // A helper's own local (`m = task.get_trainable_module()`) has no name at the call site.
-    if (ctx.model.scopes()[fn.scope].bindings.count(base)) return std::nullopt;
-    bool method = is(field(call, k.f_function), k.attribute);
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      if (fn.params[i].name != base) continue;
-      if (method && i == 0) return r;  // `self` is the same object on both sides
-      TSNode arg = keyword_arg(call, base, ctx.source);
-      if (is_null(arg)) arg = positional_arg(call, static_cast<unsigned>(method ? i - 1 : i));
-      auto d = is_null(arg) ? std::nullopt : dotted_name(arg, ctx.source);
-      if (!d) return std::nullopt;
-      return *d + rest;
-    }
-    return r;
+    return r ? name_at_call_site(ctx.model, fn, call, *r) : r;
   }
 
   // The eval switch this call performs: directly, or through a local helper that does.
@@ -288,6 +258,11 @@ struct Checker final : RuleCheck {
     for (const TrainCall& t : train_calls(epoch))
       if (restores(t.receiver, sw.receiver)) return;
     if (is_freeze(sw, epoch, scope)) return;
+    if (auto owner = class_owner(ctx.model, scope); owner && owner->framework == Framework::Lightning)
+      return stay_silent("TG011", sw.anchor,
+                         "the Lightning Trainer switches the model back to training mode after "
+                         "every validation pass, so this loop is not reported",
+                         {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
     out.push_back(make_finding(sw, epoch, backward, validation, scope));
   }
 

@@ -17,11 +17,15 @@
 // non-distributed branch (`else` of `if args.distributed:`); files where Lightning,
 // Accelerate or the Hugging Face Trainer builds and re-shards the loaders (read from calls
 // and base classes, never from comments or strings); `*args` / `**kwargs` that may carry
-// the sampler.
+// the sampler. The last two are silences: the loader that would have been reported is
+// recorded with the framework (or the splat) that kept the rule quiet.
 #include <optional>
 #include <unordered_set>
 
+#include "analysis/frameworks.h"
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/torch_facts.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -44,10 +48,11 @@ struct Marker {
 
 using names::last_segment;
 
-bool is_lightning_package(std::string_view qualified) {
-  std::string_view first = qualified.substr(0, qualified.find('.'));
-  return first == "lightning" || first == "pytorch_lightning" || first == "lightning_fabric";
-}
+// The framework that builds and re-shards the loaders, and where the file shows it.
+struct LoaderFramework {
+  Framework framework;
+  TSNode site;
+};
 
 struct Checker final : RuleCheck {
   const RuleContext& ctx;
@@ -55,7 +60,7 @@ struct Checker final : RuleCheck {
   std::vector<Candidate> candidates;
   std::vector<Marker> markers;
   std::vector<std::vector<int>> callees;  // local functions each function calls
-  std::string framework;                  // the sampler-injecting framework seen, if any
+  std::optional<LoaderFramework> framework;  // the sampler-injecting framework seen, if any
 
   explicit Checker(const RuleContext& c) : ctx(c), callees(c.model.functions().size()) {
     note_framework_bases();
@@ -64,35 +69,62 @@ struct Checker final : RuleCheck {
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call)) return;
     int fn = ctx.model.enclosing_function(st.scope);
-    if (is_torch_dataloader(n)) candidates.push_back({n, st.scope});
+    if (is_torch_dataloader(ctx.model, n)) candidates.push_back({n, st.scope});
     note_call(n, fn);
   }
 
   void finish(std::vector<Finding>& out) override {
-    if (!framework.empty() || markers.empty()) return;
+    if (markers.empty()) return;
     std::vector<bool> distributed = distributed_functions();
     for (const Candidate& c : candidates) {
       const Marker* marker = governing_marker(c, distributed);
       if (!marker) continue;
       if (has_sampler(c) || dataset_sharded(c) || guarded(c.call)) continue;
-      out.push_back(make_finding(c, *marker));
+      if (framework) silent_for_framework(c, *marker);
+      else if (TSNode splat = splat_of(c.call); !is_null(splat)) silent_for_splat(c, splat);
+      else out.push_back(make_finding(c, *marker));
     }
+  }
+
+  void silent_for_framework(const Candidate& c, const Marker& marker) {
+    std::string who(framework_name(framework->framework));
+    stay_silent("TG012", c.call,
+                who + " builds the loaders it trains on and adds a distributed sampler to them, "
+                      "so this loader is not reported",
+                {{range_of(framework->site), quote_code(text_of(framework->site, ctx.source)) +
+                                                 " shows the file runs under " + who},
+                 {range_of(marker.call), "distributed training is set up here: " +
+                                             quote_code(text_of(marker.call, ctx.source))}});
+  }
+
+  void silent_for_splat(const Candidate& c, TSNode splat) {
+    stay_silent("TG012", c.call,
+                quote_code(text_of(splat, ctx.source)) +
+                    " may carry a `sampler=` that cannot be seen here, so this loader is not reported",
+                {{range_of(splat), "the arguments passed through the splat are not visible"}});
   }
 
   // --- facts collected during the walk ----------------------------------------------------
 
+  void note_framework(Framework f, TSNode site) {
+    if (!framework) framework = LoaderFramework{f, site};
+  }
+
+  // A LightningModule, any class built on a Lightning base, or a Hugging Face Trainer subclass.
   void note_framework_bases() {
     for (const ClassInfo& cls : ctx.model.classes()) {
-      if (cls.is_lightning) framework = "Lightning";
+      TSNode bases = field(cls.node, k.f_superclasses);
+      if (cls.is_lightning) note_framework(Framework::Lightning, bases);
       for (const std::string& base : cls.bases) {
-        if (is_lightning_package(base)) framework = "Lightning";
-        if (is_hf_trainer(base)) framework = "the Hugging Face Trainer";
+        std::optional<Framework> f = framework_of_package(base);
+        if (f == Framework::Lightning || f == Framework::Fabric) note_framework(*f, bases);
+        if (is_hf_trainer(base)) note_framework(Framework::HfTrainer, bases);
       }
     }
   }
 
   static bool is_hf_trainer(std::string_view q) {
-    return (q.starts_with("transformers.") || q.starts_with("trl.")) && q.ends_with("Trainer");
+    return framework_of_package(q) == Framework::HfTrainer && q.ends_with("Trainer");
   }
 
   void note_call(TSNode call, int fn) {
@@ -101,13 +133,15 @@ struct Checker final : RuleCheck {
     std::string_view leaf = callee_leaf(call, ctx.source);
     if (q) {
       std::string_view ql = last_segment(*q);
-      if (is_lightning_package(*q) && (ql == "Trainer" || ql == "Fabric")) framework = "Lightning";
-      if (q->starts_with("accelerate.") && (ql == "Accelerator" || ql == "prepare_data_loader"))
-        framework = "Accelerate";
-      if (is_hf_trainer(*q)) framework = "the Hugging Face Trainer";
+      std::optional<Framework> f = framework_of_package(*q);
+      if ((f == Framework::Lightning || f == Framework::Fabric) && (ql == "Trainer" || ql == "Fabric"))
+        note_framework(*f, call);
+      if (f == Framework::Accelerate && (ql == "Accelerator" || ql == "prepare_data_loader"))
+        note_framework(Framework::Accelerate, call);
+      if (is_hf_trainer(*q)) note_framework(Framework::HfTrainer, call);
       if (is_marker(*q, leaf)) markers.push_back({call, fn});
     }
-    if (fn >= 0) note_local_call(callee, fn);
+    if (fn >= 0) note_local_call(call, fn);
   }
 
   static bool is_marker(std::string_view q, std::string_view leaf) {
@@ -117,30 +151,12 @@ struct Checker final : RuleCheck {
     return q == "deepspeed.initialize" || q == "deepspeed.init_distributed";
   }
 
-  void note_local_call(TSNode callee, int fn) {
-    std::string_view name;
-    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
-    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
-      name = text_of(field(callee, k.f_attribute), ctx.source);
-    if (name.empty()) return;
-    if (const std::vector<int>* fs = ctx.model.functions_named(name))
+  void note_local_call(TSNode call, int fn) {
+    if (const std::vector<int>* fs = local_callees(ctx.model, call))
       for (int g : *fs) callees[fn].push_back(g);
   }
 
   // --- is the loader torch's DataLoader, and is it under DDP? -------------------------------
-
-  bool is_torch_dataloader(TSNode call) const {
-    TSNode callee = field(call, k.f_function);
-    auto dotted = dotted_name(callee, ctx.source);
-    auto q = ctx.model.qualified_name(callee);
-    if (!dotted || !q) return false;
-    if (*q != "DataLoader" && !q->ends_with(".DataLoader")) return false;
-    std::string first = dotted->substr(0, dotted->find('.'));
-    if (ctx.model.import_of(first)) return q->starts_with("torch");
-    if (*dotted == "DataLoader")
-      return ctx.model.class_named("DataLoader") < 0 && !ctx.model.functions_named("DataLoader");
-    return true;
-  }
 
   // A function is distributed when it (or a function nested in it) sets DDP up, or when it
   // calls a local function that is.
@@ -190,16 +206,15 @@ struct Checker final : RuleCheck {
     return is_null(v) ? positional_arg(call, position) : v;
   }
 
-  bool has_splat(TSNode call) const {
-    bool found = false;
+  TSNode splat_of(TSNode call) const {
+    TSNode found{};
     for_each_named_child(field(call, k.f_arguments), [&](TSNode c) {
-      found = found || is(c, k.dictionary_splat) || is(c, k.list_splat);
+      if (is_null(found) && (is(c, k.dictionary_splat) || is(c, k.list_splat))) found = c;
     });
     return found;
   }
 
   bool has_sampler(const Candidate& c) const {
-    if (has_splat(c.call)) return true;  // cannot see: never guess
     TSNode batch = argument(c.call, "batch_sampler", kBatchSamplerPosition);
     TSNode sampler = argument(c.call, "sampler", kSamplerPosition);
     return may_shard(batch, c.scope, 0) || may_shard(sampler, c.scope, 0);
@@ -236,20 +251,7 @@ struct Checker final : RuleCheck {
 
   const std::vector<BindingSite>* bindings_of(TSNode e, int scope) const {
     auto d = dotted_name(e, ctx.source);
-    if (!d) return nullptr;
-    if (d->starts_with("self.")) {
-      int cls = ctx.model.enclosing_class(scope);
-      if (cls < 0) return nullptr;
-      const auto& sb = ctx.model.classes()[cls].self_bindings;
-      auto it = sb.find(d->substr(5));
-      return it == sb.end() ? nullptr : &it->second;
-    }
-    const auto& scopes = ctx.model.scopes();
-    for (int s = scope; s >= 0; s = scopes[s].parent) {
-      auto it = scopes[s].bindings.find(*d);
-      if (it != scopes[s].bindings.end()) return &it->second;
-    }
-    return nullptr;
+    return d ? ctx.model.bindings_of(*d, scope) : nullptr;
   }
 
   // A dataset built with the rank shards itself: `split_dataset_by_node(ds, rank=...)`,

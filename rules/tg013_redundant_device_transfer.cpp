@@ -171,16 +171,13 @@ struct Checker final : RuleCheck {
 
   // `dev = torch.device("cuda")` / `dev = "cuda:0"` in a visible scope (TG013-N10).
   bool bound_to_device(const std::string& name, int scope) const {
-    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
-      auto it = ctx.model.scopes()[s].bindings.find(name);
-      if (it == ctx.model.scopes()[s].bindings.end()) continue;
-      for (const BindingSite& b : it->second) {
-        TSNode v = unparenthesize(b.value);
-        if (b.position >= 0 || !(is_device_literal(v) || is_device_call(v))) return false;
-      }
-      return true;
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(name, scope);
+    if (!sites) return false;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (b.position >= 0 || !(is_device_literal(v) || is_device_call(v))) return false;
     }
-    return false;
+    return true;
   }
 
   // `net.cpu()` / `net.to("cpu")` in the same loop: the device is being restored.
@@ -225,22 +222,20 @@ struct Checker final : RuleCheck {
   // Every binding of `name` visible here creates it with `device=` or moves it to a device
   // before the loop: `.to()` returns the tensor itself, nothing is copied (TG013-P06).
   bool already_resident(const std::string& name, const WalkState& st) const {
-    for (int s = st.scope; s >= 0; s = ctx.model.scopes()[s].parent) {
-      auto it = ctx.model.scopes()[s].bindings.find(name);
-      if (it == ctx.model.scopes()[s].bindings.end()) continue;
-      for (const BindingSite& b : it->second) {
-        TSNode v = unparenthesize(b.value);
-        if (b.position >= 0 || !is(v, k.call)) return false;
-        TSNode kw = keyword_arg(v, "device", ctx.source);
-        if (!is_null(kw) && !is_cpu(kw)) continue;
-        std::string_view leaf = callee_leaf(v, ctx.source);
-        std::string moved;
-        if (leaf == "cuda" || leaf == "to") destination(v, leaf, s, moved);
-        if (moved.empty()) return false;
-      }
-      return true;
+    int s = st.scope;
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(name, st.scope, &s);
+    if (!sites) return false;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (b.position >= 0 || !is(v, k.call)) return false;
+      TSNode kw = keyword_arg(v, "device", ctx.source);
+      if (!is_null(kw) && !is_cpu(kw)) continue;
+      std::string_view leaf = callee_leaf(v, ctx.source);
+      std::string moved;
+      if (leaf == "cuda" || leaf == "to") destination(v, leaf, s, moved);
+      if (moved.empty()) return false;
     }
-    return false;
+    return true;
   }
 
   enum class Shape { Factory, BatchFactory, RandomFactory, Model, Invariant };

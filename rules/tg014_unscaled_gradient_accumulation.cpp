@@ -12,13 +12,17 @@
 // N, such as a `loss_scale` variable: it does not guess); gradients rescaled before the step
 // (`scale_grads_` or an alias of it, `p.grad /= N`, `p.grad.div_(N)`); backwards owned by a
 // framework that scales for the user (Accelerate / Fabric / DeepSpeed engines and Lightning
-// strategies, read from the receiver's binding or its name, LightningModule methods, and
-// subclasses of the Hugging Face Trainer). Framework detection reads code, never comments.
+// strategies, read from the receiver's name or its binding, LightningModule methods, and
+// subclasses of the Hugging Face Trainer), recorded as a silence naming the framework.
+// Framework detection reads code, never comments.
 // Fix (unsafe: it changes the effective learning rate): `R.backward()` -> `(R / N).backward()`.
 #include <algorithm>
 #include <set>
 
+#include "analysis/frameworks.h"
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -40,9 +44,6 @@ Scale strongest(Scale a, Scale b) {
 }
 
 constexpr int kMaxDepth = 8;
-constexpr std::string_view kManaged[] = {"accelerat", "trainer", "lightning", "fabric", "deepspeed"};
-constexpr std::string_view kManagedModules[] = {"accelerate", "deepspeed", "lightning",
-                                                "pytorch_lightning", "transformers", "trl"};
 
 struct Guard {
   TSNode if_node;     // if_statement or elif_clause
@@ -69,7 +70,6 @@ struct Checker final : RuleCheck {
     const LoopFrame* loop = st.innermost_loop();
     if (!is(callee, k.attribute) || !loop) return;
     TSNode receiver = field(callee, k.f_object);
-    if (framework_owned(receiver, st.scope)) return;
     std::vector<Guard> guards = accumulation_guards(loop->node, st.scope);
     std::erase_if(guards, [&](const Guard& g) { return inside(n, g.body); });
     if (guards.empty()) return;
@@ -78,52 +78,38 @@ struct Checker final : RuleCheck {
     for (const Guard& g : guards) keys.insert(g.divisor);
     Body body{function_body(st.scope), keys};
     if (scale_of(receiver, body, ts_node_start_byte(n), 0) != Scale::None) return;
+    if (auto owner = framework_owner(receiver, st.scope))
+      return stay_silent("TG014", receiver, reason_for(*owner),
+                         {{range_of(owner->site), describe_owner(*owner, ctx.source)},
+                          {range_of(guards.front().test), quote_code(text_of(guards.front().test, ctx.source)) +
+                                                              " steps the optimizer every `" + *keys.begin() +
+                                                              "` iterations"}});
     out.push_back(make_finding(n, receiver, guards, *keys.begin()));
   }
 
   // --- frameworks ------------------------------------------------------------------------
 
-  bool framework_owned(TSNode receiver, int scope) const {
-    int cls = ctx.model.enclosing_class(scope);
-    if (cls >= 0) {
-      const ClassInfo& c = ctx.model.classes()[cls];
-      if (c.is_lightning) return true;
-      for (const std::string& base : c.bases)
-        if (base.ends_with("Trainer") && from_managed_module(base)) return true;
-    }
-    auto d = dotted_name(receiver, ctx.source);
-    if (!d) return false;
-    std::string low = names::lower(*d);
-    for (auto m : kManaged)
-      if (names::contains(low, m)) return true;
-    // `engine.backward(loss)`, `strategy.backward(loss)`: a wrapper's backward, not a tensor's.
-    std::string_view last = std::string_view(*d).substr(d->rfind('.') + 1);
-    if (names::is_backward_wrapper_receiver(last) && !names::contains(names::lower(last), "scaler"))
-      return true;
-    return bound_to_framework(d->substr(0, d->find('.')), scope);
+  // A class the framework runs (LightningModule, a Trainer subclass), or a backward owned by
+  // a framework's object (Accelerate, Fabric, a DeepSpeed engine, a Lightning strategy).
+  std::optional<FrameworkOwner> framework_owner(TSNode receiver, int scope) const {
+    if (auto owner = class_owner(ctx.model, scope)) return owner;
+    return backward_owner(ctx.model, receiver, scope);
   }
 
-  bool from_managed_module(std::string_view qualified) const {
-    for (auto m : kManagedModules)
-      if (qualified.starts_with(m) && (qualified.size() == m.size() || qualified[m.size()] == '.'))
-        return true;
-    return false;
-  }
-
-  // `engine, opt, _, _ = deepspeed.initialize(...)`, `acc = Accelerator()`.
-  bool bound_to_framework(const std::string& name, int scope) const {
-    for (int s = scope; s >= 0; s = ctx.model.scopes()[s].parent) {
-      auto it = ctx.model.scopes()[s].bindings.find(name);
-      if (it == ctx.model.scopes()[s].bindings.end()) continue;
-      for (const BindingSite& b : it->second) {
-        TSNode v = unparenthesize(b.value);
-        if (!is(v, k.call)) continue;
-        auto q = ctx.model.qualified_name(field(v, k.f_function));
-        if (q && from_managed_module(*q)) return true;
-      }
-      return false;
+  static std::string reason_for(const FrameworkOwner& owner) {
+    switch (owner.framework) {
+      case Framework::Accelerate:
+        return "Accelerate divides the loss by `gradient_accumulation_steps` inside "
+               "`accelerator.backward`, so the loss is not divided here";
+      case Framework::DeepSpeed:
+        return "the DeepSpeed engine scales the loss by its `gradient_accumulation_steps` inside "
+               "`engine.backward`, so the loss is not divided here";
+      case Framework::HfTrainer:
+        return "the Hugging Face Trainer divides the loss by `gradient_accumulation_steps` itself";
+      default:
+        return std::string(framework_name(owner.framework)) +
+               " runs the backward and scales the loss for gradient accumulation itself";
     }
-    return false;
   }
 
   // --- the accumulation guard ------------------------------------------------------------
@@ -173,7 +159,7 @@ struct Checker final : RuleCheck {
       body = ts_node_parent(body);
     if (is_null(body)) return TSNode{};
     if (is(body, k.function_definition)) body = field(body, k.f_body);
-    TSNode def = last_assignment(text_of(test, ctx.source), body, ts_node_start_byte(if_node));
+    TSNode def = last_assignment(text_of(test, ctx.source), body, ts_node_start_byte(if_node), ctx.source);
     return is_null(def) ? TSNode{} : first_modulo(field(def, k.f_right));
   }
 
@@ -198,10 +184,7 @@ struct Checker final : RuleCheck {
     return found;
   }
 
-  static bool inside(TSNode n, TSNode region) {
-    return !is_null(region) && ts_node_start_byte(n) >= ts_node_start_byte(region) &&
-           ts_node_end_byte(n) <= ts_node_end_byte(region);
-  }
+  static bool inside(TSNode n, TSNode region) { return !is_null(region) && encloses(region, n); }
 
   // A zero_grad outside every `if` of the loop clears each iteration: nothing accumulates.
   bool clears_every_iteration(TSNode n) const {
@@ -296,7 +279,7 @@ struct Checker final : RuleCheck {
       return false;
     }
     if (!is(e, k.identifier)) return false;
-    TSNode def = last_assignment(text_of(e, ctx.source), b.node, before);
+    TSNode def = last_assignment(text_of(e, ctx.source), b.node, before, ctx.source);
     return !is_null(def) && divisor_like(field(def, k.f_right), b, ts_node_start_byte(def), depth + 1);
   }
 
@@ -307,7 +290,7 @@ struct Checker final : RuleCheck {
     if (is(e, k.binary_operator) && text_of(field(e, k.f_operator), ctx.source) == "/")
       return is_number(field(e, k.f_left)) && divisor_like(field(e, k.f_right), b, before, depth + 1);
     if (!is(e, k.identifier)) return false;
-    TSNode def = last_assignment(text_of(e, ctx.source), b.node, before);
+    TSNode def = last_assignment(text_of(e, ctx.source), b.node, before, ctx.source);
     return !is_null(def) && reciprocal_like(field(def, k.f_right), b, ts_node_start_byte(def), depth + 1);
   }
 
@@ -365,14 +348,9 @@ struct Checker final : RuleCheck {
 
   // A local helper's returns, read in the helper's own body (`return loss / self.accum`).
   Scale scale_of_helper(TSNode call, const Body& b, int depth) const {
-    TSNode callee = field(call, k.f_function);
-    std::string_view name;
-    if (is(callee, k.identifier)) name = text_of(callee, ctx.source);
-    else if (is(callee, k.attribute) && text_of(field(callee, k.f_object), ctx.source) == "self")
-      name = text_of(field(callee, k.f_attribute), ctx.source);
-    const std::vector<int>* fs = name.empty() ? nullptr : ctx.model.functions_named(name);
-    if (!fs || fs->size() != 1) return Scale::None;
-    const FunctionInfo& fn = ctx.model.functions()[fs->front()];
+    const FunctionInfo* callee = local_callee(ctx.model, call);
+    if (!callee) return Scale::None;
+    const FunctionInfo& fn = *callee;
     Body helper{field(fn.node, k.f_body), b.keys};
     std::optional<Scale> all;
     for (TSNode ret : fn.returns) {
@@ -381,14 +359,6 @@ struct Checker final : RuleCheck {
       all = !all ? s : (*all == s ? s : Scale::Other);
     }
     return all ? (*all == Scale::None ? Scale::None : *all) : Scale::None;
-  }
-
-  // The last `name = ...` before `before` in the body (nested definitions excluded).
-  TSNode last_assignment(std::string_view name, TSNode body, uint32_t before) const {
-    TSNode found{};
-    for (TSNode n : writes_to(name, body, before))
-      if (is(n, k.assignment)) found = n;
-    return found;
   }
 
   // Statements that write `name` before `before`, in source order: plain and augmented

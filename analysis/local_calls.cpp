@@ -1,0 +1,55 @@
+#include "analysis/local_calls.h"
+
+namespace preflight::analysis {
+
+std::string_view local_callee_name(TSNode call, std::string_view src) {
+  const Kinds& k = kinds();
+  TSNode callee = field(call, k.f_function);
+  if (is(callee, k.identifier)) return text_of(callee, src);
+  if (is(callee, k.attribute) && text_of(field(callee, k.f_object), src) == "self")
+    return text_of(field(callee, k.f_attribute), src);
+  return {};
+}
+
+const std::vector<int>* local_callees(const ModuleModel& model, TSNode call) {
+  std::string_view name = local_callee_name(call, model.source());
+  return name.empty() ? nullptr : model.functions_named(name);
+}
+
+const FunctionInfo* local_callee(const ModuleModel& model, TSNode call) {
+  const std::vector<int>* fs = local_callees(model, call);
+  if (!fs || fs->size() != 1) return nullptr;
+  return &model.functions()[fs->front()];
+}
+
+namespace {
+bool called_as_method(TSNode call) { return is(field(call, kinds().f_function), kinds().attribute); }
+}  // namespace
+
+TSNode argument_for(const FunctionInfo& fn, TSNode call, size_t index, std::string_view src) {
+  if (index >= fn.params.size()) return TSNode{};
+  bool method = called_as_method(call);
+  if (method && index == 0) return TSNode{};  // `self` is the receiver, not an argument
+  TSNode arg = keyword_arg(call, fn.params[index].name, src);
+  if (!is_null(arg)) return arg;
+  return positional_arg(call, static_cast<unsigned>(method ? index - 1 : index));
+}
+
+std::optional<std::string> name_at_call_site(const ModuleModel& model, const FunctionInfo& fn,
+                                             TSNode call, std::string_view dotted) {
+  std::string_view base = dotted.substr(0, dotted.find('.'));
+  std::string_view rest = dotted.substr(base.size());
+  // A helper's own local (`m = task.get_trainable_module()`) has no name at the call site.
+  if (model.scopes()[fn.scope].bindings.count(std::string(base))) return std::nullopt;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    if (fn.params[i].name != base) continue;
+    if (called_as_method(call) && i == 0) return std::string(dotted);  // the same object
+    TSNode arg = argument_for(fn, call, i, model.source());
+    auto d = is_null(arg) ? std::nullopt : dotted_name(arg, model.source());
+    if (!d) return std::nullopt;
+    return *d + std::string(rest);
+  }
+  return std::string(dotted);
+}
+
+}  // namespace preflight::analysis
