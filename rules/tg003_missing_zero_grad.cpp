@@ -60,6 +60,9 @@ struct Checker final : RuleCheck {
     if (owner.framework == Framework::DistributedAutograd)
       return "distributed autograd accumulates gradients in a per-iteration context, not in "
              "`.grad`, so nothing needs clearing";
+    if (owner.by == OwnedBy::ClassBase)
+      return "methods of a LightningModule run under the Lightning Trainer, which clears "
+             "gradients between optimizer steps";
     return std::string(framework_name(owner.framework)) +
            " owns this backward and clears gradients between optimizer steps";
   }

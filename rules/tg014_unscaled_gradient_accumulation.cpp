@@ -77,9 +77,12 @@ struct Checker final : RuleCheck {
     std::set<std::string> keys;
     for (const Guard& g : guards) keys.insert(g.divisor);
     Body body{function_body(st.scope), keys};
-    if (scale_of(receiver, body, ts_node_start_byte(n), 0) != Scale::None) return;
+    std::optional<FrameworkOwner> wrapper = backward_owner(ctx.model, receiver, st.scope);
+    // `accelerator.backward(loss / n)`: a framework's backward takes the value as its argument.
+    TSNode value = wrapper && !is_null(positional_arg(n, 0)) ? positional_arg(n, 0) : receiver;
+    if (scale_of(value, body, ts_node_start_byte(n), 0) != Scale::None) return;
     if (auto owner = framework_owner(receiver, st.scope))
-      return stay_silent("TG014", receiver, reason_for(*owner),
+      return stay_silent("TG014", value, reason_for(*owner),
                          {{range_of(owner->site), describe_owner(*owner, ctx.source)},
                           {range_of(guards.front().test), quote_code(text_of(guards.front().test, ctx.source)) +
                                                               " steps the optimizer every `" + *keys.begin() +
@@ -97,6 +100,9 @@ struct Checker final : RuleCheck {
   }
 
   static std::string reason_for(const FrameworkOwner& owner) {
+    if (owner.by == OwnedBy::ClassBase && owner.framework == Framework::Lightning)
+      return "methods of a LightningModule run under the Lightning Trainer, which divides the "
+             "loss by `accumulate_grad_batches` itself (automatic optimization)";
     switch (owner.framework) {
       case Framework::Accelerate:
         return "Accelerate divides the loss by `gradient_accumulation_steps` inside "
@@ -106,6 +112,9 @@ struct Checker final : RuleCheck {
                "`engine.backward`, so the loss is not divided here";
       case Framework::HfTrainer:
         return "the Hugging Face Trainer divides the loss by `gradient_accumulation_steps` itself";
+      case Framework::Fabric:
+        return "Lightning Fabric owns this backward; how its strategy accumulates is not "
+               "visible here, so the rule does not guess";
       default:
         return std::string(framework_name(owner.framework)) +
                " runs the backward and scales the loss for gradient accumulation itself";

@@ -355,3 +355,50 @@ TEST(EngineTest, KnownRules) {
 
 }  // namespace
 }  // namespace preflight::rules
+
+namespace preflight::rules {
+namespace {
+
+// A LightningModule method whose loop backwards without zero_grad and accumulates unscaled:
+// TG003 and TG014 see their pattern and stay silent for the Trainer.
+const std::string kLightningLoop =
+    "import lightning.pytorch as pl\n"
+    "class Net(pl.LightningModule):\n"
+    "    def training_step(self, batch, batch_idx):\n"
+    "        opt = self.optimizers()\n"
+    "        for i, chunk in enumerate(batch):\n"
+    "            loss = self.net(chunk).mean()\n"
+    "            loss.backward()\n"
+    "            if (i + 1) % 4 == 0:\n"
+    "                opt.step()\n";
+
+TEST(EngineSilences, RulesThatStayQuietForAFrameworkSayWhy) {
+  CheckResult r = check_source(kLightningLoop, {});
+  EXPECT_TRUE(r.findings.empty());
+  ASSERT_EQ(r.silences.size(), 2u);
+  // Sorted by position: TG003 anchors on the call, TG014 on its receiver (same start).
+  EXPECT_EQ(r.silences[0].code, "TG003");
+  EXPECT_EQ(r.silences[1].code, "TG014");
+  size_t call = kLightningLoop.find("loss.backward()");
+  EXPECT_EQ(r.silences[0].range.begin, call);
+  EXPECT_NE(r.silences[0].reason.find("Lightning Trainer"), std::string::npos);
+  ASSERT_FALSE(r.silences[0].evidence.empty());
+  EXPECT_EQ(r.silences[0].evidence[0].range.begin, kLightningLoop.find("(pl.LightningModule)"));
+}
+
+TEST(EngineSilences, OnlyRulesThatRanReportSilences) {
+  CheckOptions options;
+  options.ignore = {"TG003"};
+  CheckResult r = check_source(kLightningLoop, options);
+  ASSERT_EQ(r.silences.size(), 1u);
+  EXPECT_EQ(r.silences[0].code, "TG014");
+}
+
+TEST(EngineSilences, SuppressionCommentsDoNotHideSilences) {
+  std::string text = kLightningLoop;
+  text.replace(text.find("loss.backward()\n"), 16, "loss.backward()  # noqa\n");
+  EXPECT_EQ(check_source(text, {}).silences.size(), 2u);
+}
+
+}  // namespace
+}  // namespace preflight::rules

@@ -19,6 +19,16 @@ using analysis::LineIndex;
 constexpr std::string_view kCaseMarker = "# case:";
 constexpr std::string_view kCheckMarker = "# check:";
 constexpr std::string_view kExpectMarker = "# expect:";
+constexpr std::string_view kSilentMarker = "# silent:";
+
+// The entries after `marker` on a line, up to the other kind of marker if it follows.
+std::optional<std::string_view> marker_text(std::string_view line_text, std::string_view marker,
+                                            std::string_view other) {
+  size_t pos = line_text.rfind(marker);
+  if (pos == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line_text.substr(pos + marker.size());
+  return rest.substr(0, rest.find(other));
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -85,9 +95,9 @@ std::optional<ExpectedFinding> parse_entry(std::string_view entry, uint32_t line
 }
 
 void parse_expect_comment(std::string_view line_text, uint32_t line, FixtureSpec& spec) {
-  size_t pos = line_text.rfind(kExpectMarker);
-  if (pos == std::string_view::npos) return;
-  for (std::string_view entry : split(line_text.substr(pos + kExpectMarker.size()), ';')) {
+  auto entries = marker_text(line_text, kExpectMarker, kSilentMarker);
+  if (!entries) return;
+  for (std::string_view entry : split(*entries, ';')) {
     auto parsed = parse_entry(entry, line);
     if (!parsed) {
       spec.problems.push_back("line " + std::to_string(line) + ": malformed expect entry '" +
@@ -95,6 +105,44 @@ void parse_expect_comment(std::string_view line_text, uint32_t line, FixtureSpec
       continue;
     }
     spec.expected.push_back(std::move(*parsed));
+  }
+}
+
+// One `CODE [@S-E] [reason words]` entry of a silent comment.
+std::optional<ExpectedSilence> parse_silence_entry(std::string_view entry, uint32_t line) {
+  std::istringstream in{std::string(entry)};
+  std::string code, word;
+  if (!(in >> code) || code.size() != 5 || !std::isupper(static_cast<unsigned char>(code[0])))
+    return std::nullopt;
+  ExpectedSilence e;
+  e.line = line;
+  e.code = code;
+  std::string rest;
+  std::getline(in, rest);
+  std::string_view tail = trim(rest);
+  if (tail.starts_with("@")) {
+    std::string_view span = tail.substr(0, tail.find(' '));
+    ExpectedFinding columns;
+    if (!parse_span(span, columns)) return std::nullopt;
+    e.column = columns.column;
+    e.end_column = columns.end_column;
+    tail = trim(tail.substr(span.size()));
+  }
+  e.reason_part = std::string(tail);
+  return e;
+}
+
+void parse_silent_comment(std::string_view line_text, uint32_t line, FixtureSpec& spec) {
+  auto entries = marker_text(line_text, kSilentMarker, kExpectMarker);
+  if (!entries) return;
+  for (std::string_view entry : split(*entries, ';')) {
+    auto parsed = parse_silence_entry(entry, line);
+    if (!parsed) {
+      spec.problems.push_back("line " + std::to_string(line) + ": malformed silent entry '" +
+                              std::string(entry) + "'");
+      continue;
+    }
+    spec.silences.push_back(std::move(*parsed));
   }
 }
 
@@ -360,12 +408,17 @@ FixtureSpec parse_fixture(std::string_view text) {
       parse_check_header(line.substr(kCheckMarker.size()), spec);
     }
     parse_expect_comment(line, static_cast<uint32_t>(i + 1), spec);
+    parse_silent_comment(line, static_cast<uint32_t>(i + 1), spec);
   }
   if (!saw_check || spec.checks.empty()) spec.problems.push_back("missing `# check:` header");
   for (const ExpectedFinding& e : spec.expected)
     if (!spec.checks.count(e.code))
       spec.problems.push_back("line " + std::to_string(e.line) + ": expects " + e.code +
                               ", which `# check:` does not list");
+  for (const ExpectedSilence& e : spec.silences)
+    if (!spec.checks.count(e.code))
+      spec.problems.push_back("line " + std::to_string(e.line) + ": expects " + e.code +
+                              " to stay silent, but `# check:` does not list it");
   return spec;
 }
 
@@ -387,6 +440,59 @@ std::vector<ReportedFinding> describe_findings(std::string_view text,
     r.has_safe_fix = f.safe_fix() != nullptr;
     out.push_back(std::move(r));
   }
+  return out;
+}
+
+std::vector<ReportedSilence> describe_silences(std::string_view text,
+                                               const std::vector<analysis::Silence>& silences) {
+  LineIndex index(text);
+  std::vector<ReportedSilence> out;
+  for (const analysis::Silence& s : silences) {
+    auto begin = index.to_line_column(s.range.begin, ColumnUnit::CodePoints);
+    auto end = index.to_line_column(s.range.end, ColumnUnit::CodePoints);
+    out.push_back({begin.line + 1, begin.column + 1, end.line + 1, end.column + 1, s.code, s.reason});
+  }
+  return out;
+}
+
+namespace {
+
+bool silence_matches(const ExpectedSilence& e, const ReportedSilence& r) {
+  if (e.line != r.line || e.code != r.code) return false;
+  if (e.column && *e.column != r.column) return false;
+  if (e.end_column && (r.end_line != r.line || *e.end_column != r.end_column)) return false;
+  return r.reason.find(e.reason_part) != std::string::npos;
+}
+
+std::string format_silence(const ReportedSilence& r) {
+  return "line " + std::to_string(r.line) + ": " + r.code + " @" + std::to_string(r.column) + "-" +
+         (r.end_line == r.line ? "" : "(line " + std::to_string(r.end_line) + ")") +
+         std::to_string(r.end_column) + ": " + r.reason;
+}
+
+std::string format_expected_silence(const ExpectedSilence& e) {
+  return "line " + std::to_string(e.line) + ": " + e.code + span_text(e.column, e.end_column) +
+         (e.reason_part.empty() ? "" : " \"" + e.reason_part + "\"");
+}
+
+}  // namespace
+
+std::string compare_silences(const std::vector<ExpectedSilence>& expected,
+                             const std::vector<ReportedSilence>& reported) {
+  std::vector<bool> claimed(reported.size(), false);
+  std::string missing, unexpected;
+  for (const ExpectedSilence& e : expected) {
+    bool found = false;
+    for (size_t i = 0; i < reported.size() && !found; ++i)
+      if (!claimed[i] && silence_matches(e, reported[i])) claimed[i] = found = true;
+    if (!found) missing += "    " + format_expected_silence(e) + "\n";
+  }
+  for (size_t i = 0; i < reported.size(); ++i)
+    if (!claimed[i]) unexpected += "    " + format_silence(reported[i]) + "\n";
+  if (missing.empty() && unexpected.empty()) return "";
+  std::string out = "silences differ from the fixture's `# silent:` comments\n";
+  if (!missing.empty()) out += "  expected but not reported:\n" + missing;
+  if (!unexpected.empty()) out += "  reported but not expected:\n" + unexpected;
   return out;
 }
 
@@ -456,6 +562,10 @@ std::string run_fixture(const std::filesystem::path& path) {
   Matching m = match_findings(spec.expected, reported);
   if (!m.missing.empty() || !m.unexpected.empty())
     report += describe_mismatch(m, reported, split_lines(*text));
+  std::vector<analysis::Silence> silences;
+  for (const analysis::Silence& s : result.silences)
+    if (spec.checks.count(s.code)) silences.push_back(s);
+  report += compare_silences(spec.silences, describe_silences(*text, silences));
 
   std::filesystem::path fixed_path = fixed_sibling(path);
   std::error_code ec;

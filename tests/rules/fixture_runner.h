@@ -9,7 +9,10 @@
 //
 // A line where a finding starts carries `# expect: CODE SEVERITY [@START-END]` (1-based
 // code-point columns, END exclusive; several entries separated by `;`). Every other line must
-// have no finding of the checked rules. A sibling `<name>.fixed.py` holds the file's exact
+// have no finding of the checked rules. Likewise a line where a checked rule deliberately
+// stays silent (a framework does the work, rules::CheckResult::silences) carries
+// `# silent: CODE [@START-END] [words of the reason]`, and no other line may have a silence
+// of the checked rules: a fixture asserts both what is reported and what is explained away. A sibling `<name>.fixed.py` holds the file's exact
 // bytes after `--fix` (first safe fix of every finding); without one, no finding may offer a
 // safe fix.
 #pragma once
@@ -34,10 +37,20 @@ struct ExpectedFinding {
   std::optional<uint32_t> end_column;  // exclusive, on the same line
 };
 
+// A `# silent:` entry: the rule, where it stayed quiet, and words its reason must contain.
+struct ExpectedSilence {
+  uint32_t line = 0;  // 1-based
+  std::string code;
+  std::optional<uint32_t> column;
+  std::optional<uint32_t> end_column;
+  std::string reason_part;  // empty: any reason
+};
+
 struct FixtureSpec {
   std::string case_title;                // text after `# case:`
   std::set<std::string> checks;          // codes listed by `# check:`
   std::vector<ExpectedFinding> expected;
+  std::vector<ExpectedSilence> silences;
   std::vector<std::string> problems;     // malformed header or expect comments
 };
 
@@ -58,6 +71,23 @@ struct ReportedFinding {
 
 std::vector<ReportedFinding> describe_findings(std::string_view text,
                                                const std::vector<analysis::Finding>& findings);
+
+// A silence in the same terms.
+struct ReportedSilence {
+  uint32_t line = 0;
+  uint32_t column = 0;
+  uint32_t end_line = 0;
+  uint32_t end_column = 0;
+  std::string code;
+  std::string reason;
+};
+
+std::vector<ReportedSilence> describe_silences(std::string_view text,
+                                               const std::vector<analysis::Silence>& silences);
+
+// Empty when every expected silence is reported and nothing else is, else a readable report.
+std::string compare_silences(const std::vector<ExpectedSilence>& expected,
+                             const std::vector<ReportedSilence>& reported);
 
 // "line 8: TG001 warning @24-27"
 std::string format_expected(const ExpectedFinding& e);

@@ -113,6 +113,41 @@ TEST(FixtureRunner, AppliesSafeFixesAndSkipsOverlaps) {
   EXPECT_EQ(map_offset(25, outcome.applied), 51u);
 }
 
+TEST(FixtureRunner, ParsesSilentComments) {
+  FixtureSpec spec = parse_fixture(
+      "# check: TG003, TG014\n"
+      "loss.backward()  # silent: TG003 @5-20 clears gradients; TG014  # expect: TG003 error\n"
+      "x  # silent: TG014 words only\n");
+  EXPECT_TRUE(spec.problems.empty());
+  ASSERT_EQ(spec.silences.size(), 3u);
+  EXPECT_EQ(spec.silences[0].line, 2u);
+  EXPECT_EQ(spec.silences[0].code, "TG003");
+  EXPECT_EQ(spec.silences[0].column, 5u);
+  EXPECT_EQ(spec.silences[0].end_column, 20u);
+  EXPECT_EQ(spec.silences[0].reason_part, "clears gradients");
+  EXPECT_EQ(spec.silences[1].code, "TG014");
+  EXPECT_TRUE(spec.silences[1].reason_part.empty());
+  EXPECT_EQ(spec.silences[2].reason_part, "words only");
+  ASSERT_EQ(spec.expected.size(), 1u);  // the expect after the silent entries is its own
+  EXPECT_EQ(spec.expected[0].code, "TG003");
+}
+
+TEST(FixtureRunner, ReportsMalformedOrUncheckedSilences) {
+  EXPECT_EQ(parse_fixture("# check: TG003\nx  # silent: TG003 @9\n").problems.size(), 1u);
+  EXPECT_EQ(parse_fixture("# check: TG003\nx  # silent: TG014\n").problems.size(), 1u);
+}
+
+TEST(FixtureRunner, ComparesSilencesBothWays) {
+  ReportedSilence reported{3, 5, 3, 9, "TG012", "Hugging Face Accelerate builds the loaders"};
+  ExpectedSilence match{3, "TG012", 5u, 9u, "Accelerate builds"};
+  EXPECT_EQ(compare_silences({match}, {reported}), "");
+  ExpectedSilence wrong_reason{3, "TG012", std::nullopt, std::nullopt, "Lightning"};
+  std::string report = compare_silences({wrong_reason}, {reported});
+  EXPECT_NE(report.find("expected but not reported"), std::string::npos);
+  EXPECT_NE(report.find("reported but not expected"), std::string::npos);
+  EXPECT_NE(compare_silences({}, {reported}).find("line 3: TG012 @5-9"), std::string::npos);
+}
+
 TEST(FixtureRunner, NamesTestsAfterPaths) {
   EXPECT_EQ(test_name_for("tg001/p01_history-after.py"), "tg001_p01_history_after");
 }
