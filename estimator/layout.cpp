@@ -246,6 +246,13 @@ LoraPlan lora_plan(const ModelLayout& layout, int rank, const std::vector<std::s
   if (wanted.empty())
     for (std::string_view t : layout.default_lora_targets) wanted.emplace_back(t);
   const bool all = std::find(wanted.begin(), wanted.end(), "all-linear") != wanted.end();
+  // Modules that read the same tensor: q/k/v (the attention input), gate/up/fc1 (the MLP input).
+  auto input_group = [](std::string_view role) -> std::string_view {
+    if (role == "q" || role == "k" || role == "v" || role == "qkv") return "attention-in";
+    if (role == "gate" || role == "up" || role == "fc1") return "mlp-in";
+    return role;
+  };
+  std::vector<std::string> groups_seen;
   LoraPlan plan;
   for (const BlockLinear& l : layout.linears) {
     if (l.role == "router") continue;
@@ -256,6 +263,11 @@ LoraPlan lora_plan(const ModelLayout& layout, int rank, const std::vector<std::s
     const int layers = l.decoder ? layout.decoder_layers : layout.encoder_layers;
     plan.trainable += int64_t(rank) * (l.in + l.out) * l.copies * layers;
     plan.adapted_input_width += l.in * l.copies;
+    std::string group = std::string(input_group(l.role)) + (l.decoder ? "/decoder" : "") + (l.cross ? "/cross" : "");
+    if (std::find(groups_seen.begin(), groups_seen.end(), group) == groups_seen.end()) {
+      groups_seen.push_back(group);
+      plan.adapted_distinct_input_width += l.in * l.copies;
+    }
     std::string name(l.name);
     if (std::find(plan.modules.begin(), plan.modules.end(), name) == plan.modules.end()) plan.modules.push_back(name);
   }

@@ -70,6 +70,7 @@ std::optional<int64_t> cnn_parameter_count(const Architecture& arch);
 struct LoraPlan {
   int64_t trainable = 0;             // A and B matrices
   int64_t adapted_input_width = 0;   // sum of `in` over adapted modules, per block (activations)
+  int64_t adapted_distinct_input_width = 0;  // the same, counting once the modules that read one tensor
   std::vector<std::string> modules;  // names matched
 };
 LoraPlan lora_plan(const ModelLayout& layout, int rank, const std::vector<std::string>& targets);
