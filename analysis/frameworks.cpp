@@ -77,6 +77,7 @@ std::optional<Framework> framework_of_package(std::string_view q) {
   if (in_package(q, "accelerate")) return Framework::Accelerate;
   if (in_package(q, "deepspeed")) return Framework::DeepSpeed;
   if (in_package(q, "transformers") || in_package(q, "trl")) return Framework::HfTrainer;
+  if (in_package(q, "torch.distributed.autograd")) return Framework::DistributedAutograd;
   return std::nullopt;
 }
 
@@ -95,12 +96,17 @@ std::optional<FrameworkOwner> class_owner(const ModuleModel& model, int scope) {
 std::optional<FrameworkOwner> backward_owner(const ModuleModel& model, TSNode receiver, int scope) {
   auto d = dotted_name(receiver, model.source());
   if (!d) return std::nullopt;
+  std::string base = d->substr(0, d->find('.'));
+  if (model.import_of(base))
+    if (auto q = model.qualified_name(receiver); q && framework_of_package(*q))
+      return FrameworkOwner{*framework_of_package(*q), OwnedBy::Import, receiver};
+  if (auto bound = bound_owner(model, base, scope)) return bound;
   std::string low = names::lower(*d);
   for (const NamedFramework& n : kReceiverNames)
     if (names::contains(low, n.part)) return FrameworkOwner{n.framework, OwnedBy::ReceiverName, receiver};
   if (auto f = wrapper_framework(names::last_segment(*d)))
     return FrameworkOwner{*f, OwnedBy::ReceiverName, receiver};
-  return bound_owner(model, d->substr(0, d->find('.')), scope);
+  return std::nullopt;
 }
 
 std::string describe_owner(const FrameworkOwner& owner, std::string_view src) {
@@ -108,6 +114,8 @@ std::string describe_owner(const FrameworkOwner& owner, std::string_view src) {
   switch (owner.by) {
     case OwnedBy::ClassBase:
       return "the class derives from " + quoted(text_of(owner.site, src)) + ": its methods run under " + name;
+    case OwnedBy::Import:
+      return quoted(text_of(owner.site, src)) + " is a module of " + name;
     case OwnedBy::Binding:
       return "bound to " + quoted(text_of(owner.site, src)) + ", an object of " + name;
     case OwnedBy::ReceiverName:

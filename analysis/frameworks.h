@@ -20,12 +20,14 @@ std::string_view framework_name(Framework f);
 
 // The framework a qualified name belongs to: `lightning.pytorch.Trainer` and
 // `pytorch_lightning.*` -> Lightning, `lightning.fabric.*` / `lightning_fabric.*` -> Fabric,
-// `accelerate.*`, `deepspeed.*`, and `transformers.*` / `trl.*` -> HfTrainer.
+// `accelerate.*`, `deepspeed.*`, `transformers.*` / `trl.*` -> HfTrainer, and
+// `torch.distributed.autograd` -> DistributedAutograd.
 std::optional<Framework> framework_of_package(std::string_view qualified);
 
 // How the ownership shows, which decides what the evidence says.
 enum class OwnedBy {
   ClassBase,     // the enclosing class derives from the framework's module or trainer class
+  Import,        // the receiver is a module the framework ships (`torch.distributed.autograd`)
   Binding,       // the receiver is bound to a value the framework made
   ReceiverName,  // the receiver is named like a framework object (the naming fallback)
 };
@@ -41,10 +43,10 @@ struct FrameworkOwner {
 // framework's `...Trainer` class (`transformers.Trainer`, `trl.SFTTrainer`) -> that framework.
 std::optional<FrameworkOwner> class_owner(const ModuleModel& model, int scope);
 
-// The framework a `.backward()` receiver belongs to: its name (`accelerator`, `fabric`,
-// `self.lightning_module`, `dist_autograd`, `model_engine`, `strategy`; never a `scaler`),
-// else the binding of its first segment (`engine, opt, _, _ = deepspeed.initialize(...)`,
-// `acc = Accelerator()`). Null for a tensor (`loss.backward()`).
+// The framework a `.backward()` receiver belongs to: the binding of its first segment
+// (`engine, opt, _, _ = deepspeed.initialize(...)`, `acc = Accelerator()`), else its name
+// (`accelerator`, `fabric`, `self.lightning_module`, `dist_autograd`, `model_engine`,
+// `strategy`; never a `scaler`). Null for a tensor (`loss.backward()`).
 std::optional<FrameworkOwner> backward_owner(const ModuleModel& model, TSNode receiver, int scope);
 
 // One line for the evidence chain: "`class Net(pl.LightningModule)` runs under PyTorch

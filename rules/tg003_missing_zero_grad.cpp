@@ -47,7 +47,7 @@ struct Checker final : RuleCheck {
   // Accelerate is not one: it does not clear gradients.
   std::optional<FrameworkOwner> gradient_owner(TSNode receiver, int scope) const {
     std::optional<FrameworkOwner> owner = backward_owner(ctx.model, receiver, scope);
-    if (owner && owner->by == OwnedBy::ReceiverName &&
+    if (owner &&
         (owner->framework == Framework::Lightning || owner->framework == Framework::Fabric ||
          owner->framework == Framework::DistributedAutograd))
       return owner;

@@ -113,7 +113,9 @@ CheckReport build_report(std::vector<FileOutcome> outcomes, std::vector<FileFail
     std::vector<analysis::Finding> findings = reported_findings(state, file_settings, s);
     report.files.push_back(
         {o.file.path, std::move(state.text), std::move(findings), file_settings.fail_on});
+    if (s.explain_silence) report.files.back().silences = std::move(state.silences);
   }
+  report.explain_silence = s.explain_silence;
   std::stable_sort(report.failures.begin(), report.failures.end(),
                    [](const FileFailure& a, const FileFailure& b) { return a.path < b.path; });
   return report;
@@ -160,6 +162,10 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
                   "[tool.preflight] (or the torch-preflight names) upwards from each path");
   cmd->add_flag("--report-unused-ignores", a.report_unused_ignores,
                 "Report suppression comments that silence nothing (PF100, a warning)");
+  cmd->add_flag("--explain-silence", a.explain_silence,
+                "Also list where a rule saw its pattern and stayed quiet on purpose (a framework "
+                "does the work, or the deciding code cannot be seen), with the reason "
+                "(terminal and json formats)");
   cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)");
   cmd->add_flag("--no-color", a.no_color, "Plain terminal output");
   cmd->add_flag("-q,--quiet", a.quiet, "Omit source snippets");

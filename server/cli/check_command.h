@@ -37,6 +37,7 @@ struct CheckArgs {
   std::string target_gpu;  // empty: the configuration's
   std::string config;      // empty: discovered from each input
   bool report_unused_ignores = false;
+  bool explain_silence = false;  // also list where rules stayed quiet on purpose, and why
   unsigned jobs = 0;  // 0: one per hardware thread
   bool no_color = false;
   bool quiet = false;

@@ -32,6 +32,12 @@ std::size_t count_fixable(const CheckReport& report) {
   return n;
 }
 
+std::size_t count_silences(const CheckReport& report) {
+  std::size_t n = 0;
+  for (const FileFindings& file : report.files) n += file.silences.size();
+  return n;
+}
+
 int severity_rank(Severity s) {
   switch (s) {
     case Severity::Note: return 0;

@@ -27,6 +27,8 @@ struct FileFindings {
   // The gate for this file's findings: files under different configuration files may gate
   // differently (fail_on is per configuration, §6).
   analysis::Severity fail_on = analysis::Severity::Error;
+  // With --explain-silence: where rules stayed quiet on purpose (never gated), by position.
+  std::vector<analysis::Silence> silences{};
 };
 
 struct CheckReport {
@@ -34,7 +36,10 @@ struct CheckReport {
   std::vector<FileFailure> failures;  // sorted by path
   std::size_t files_checked = 0;      // files that did not fail
   std::size_t fixed = 0;              // findings fixed by `--fix`
+  bool explain_silence = false;       // --explain-silence: formats list the silences
 };
+
+std::size_t count_silences(const CheckReport& report);
 
 struct SeverityCounts {
   std::size_t errors = 0;

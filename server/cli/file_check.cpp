@@ -31,6 +31,7 @@ void record_result(FileState& state, rules::CheckResult result) {
     state.failures.push_back(syntax_failure(state.text, result.syntax_errors.front()));
   state.findings = std::move(result.findings);
   state.unused = std::move(result.unused_suppressions);
+  state.silences = std::move(result.silences);
   sort_findings(state.findings);
 }
 
@@ -88,7 +89,8 @@ FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& option
     outcome.original.failures.push_back(std::string("internal error: ") + e.what());
   }
   // Nothing will quote or diff this text: do not hold every clean file in memory at once.
-  if (outcome.original.findings.empty() && outcome.original.unused.empty() && !outcome.fixed)
+  if (outcome.original.findings.empty() && outcome.original.unused.empty() &&
+      outcome.original.silences.empty() && !outcome.fixed)
     std::string().swap(outcome.original.text);
   return outcome;
 }

@@ -25,6 +25,7 @@ struct FileState {
   std::vector<analysis::Finding> findings;  // report order
   std::vector<std::string> failures;        // "syntax error: line 3:5", ...
   std::vector<rules::UnusedSuppression> unused;  // suppressions that silenced nothing
+  std::vector<analysis::Silence> silences;       // where rules stayed quiet on purpose
 };
 
 struct FileOutcome {

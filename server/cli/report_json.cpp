@@ -22,9 +22,9 @@ void put_span(Json& j, const Span& s) {
 
 Json null_if_empty(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
-Json related_json(const LineIndex& index, const Finding& f) {
+Json related_json(const LineIndex& index, const std::vector<analysis::EvidenceStep>& evidence) {
   Json related = Json::array();
-  for (const analysis::EvidenceStep& step : f.evidence) {
+  for (const analysis::EvidenceStep& step : evidence) {
     Json r;
     r["message"] = step.message;
     put_span(r, span_of(index, step.range));
@@ -64,9 +64,31 @@ Json diagnostic_json(const FileFindings& file, const LineIndex& index, const Fin
   d["hint"] = null_if_empty(f.hint);
   d["fixable"] = safe != nullptr;
   d["fix"] = safe ? Json(safe->description) : Json(nullptr);
-  d["related"] = related_json(index, f);
+  d["related"] = related_json(index, f.evidence);
   d["fixes"] = fixes_json(index, f);
   return d;
+}
+
+// {code, reason, path, line, column, end_line, end_column, related}: where the finding would
+// have been, and what kept the rule quiet.
+Json silence_json(const FileFindings& file, const LineIndex& index, const analysis::Silence& s) {
+  Json j;
+  j["code"] = s.code;
+  j["reason"] = s.reason;
+  j["path"] = file.path;
+  put_span(j, span_of(index, s.range));
+  j["related"] = related_json(index, s.evidence);
+  return j;
+}
+
+Json silences_json(const CheckReport& report) {
+  Json silences = Json::array();
+  for (const FileFindings& file : report.files) {
+    if (file.silences.empty()) continue;
+    LineIndex index(file.text);
+    for (const analysis::Silence& s : file.silences) silences.push_back(silence_json(file, index, s));
+  }
+  return silences;
 }
 
 Json summary_json(const CheckReport& report) {
@@ -98,6 +120,9 @@ Json json_report(const CheckReport& report) {
   root["summary"] = summary_json(report);
   root["diagnostics"] = std::move(diagnostics);
   root["failures"] = std::move(failures);
+  // An addition to version 1, present only when asked for: readers of the reference's
+  // schema see the same keys as before.
+  if (report.explain_silence) root["silences"] = silences_json(report);
   return root;
 }
 

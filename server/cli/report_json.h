@@ -1,7 +1,8 @@
 // The machine-readable report (rules.md §9.6): `version`, `summary`, `diagnostics`,
 // `failures`, with the reference's field names unchanged, plus `related` (the evidence chain)
-// and `fixes` (every fix with its safety and edits) on each diagnostic. Keys keep the order
-// written here.
+// and `fixes` (every fix with its safety and edits) on each diagnostic; with
+// --explain-silence, a top-level `silences` array (code, reason, path, span, related). Keys
+// keep the order written here.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -135,6 +135,17 @@ std::string render_finding(const FileFindings& file, const LineIndex& index, con
   return out + fix_lines(f, paint);
 }
 
+std::string render_silence(const FileFindings& file, const LineIndex& index,
+                           const analysis::Silence& s, const TerminalOptions& options) {
+  Painter paint(options.color);
+  std::string out = paint(kBold, file.path + ":" + position(index, s.range.begin) + ":") + " " +
+                    paint(kBoldCyan, "silent") + " " + paint(kBold, s.code) + ": " + s.reason + "\n";
+  for (const analysis::EvidenceStep& step : s.evidence)
+    out += "  " + paint(kBlue, "= evidence:") + " " + position(index, step.range.begin) + " " +
+           step.message + "\n";
+  return out;
+}
+
 std::string render_summary(const CheckReport& report, const TerminalOptions& options) {
   Painter paint(options.color);
   std::string out;
@@ -161,15 +172,18 @@ std::string render_summary(const CheckReport& report, const TerminalOptions& opt
     out += count_noun(fixable, "issue") + " can be fixed automatically with --fix.\n";
   if (options.fix_mode && report.fixed > 0)
     out += paint(kGreen, "Fixed " + count_noun(report.fixed, "issue") + ".") + "\n";
+  if (report.explain_silence)
+    out += count_noun(count_silences(report), "deliberate silence") + " explained.\n";
   return out;
 }
 
 void write_terminal_report(const CheckReport& report, const TerminalOptions& options,
                            std::ostream& out) {
   for (const FileFindings& file : report.files) {
-    if (file.findings.empty()) continue;
+    if (file.findings.empty() && file.silences.empty()) continue;
     LineIndex index(file.text);
     for (const Finding& f : file.findings) out << render_finding(file, index, f, options) << "\n";
+    for (const analysis::Silence& s : file.silences) out << render_silence(file, index, s, options) << "\n";
   }
   out << render_summary(report, options);
 }

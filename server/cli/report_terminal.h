@@ -20,6 +20,9 @@ struct TerminalOptions {
 
 std::string render_finding(const FileFindings& file, const analysis::LineIndex& index,
                            const analysis::Finding& finding, const TerminalOptions& options);
+// `path:line:col: silent CODE: reason` and the evidence that kept the rule quiet.
+std::string render_silence(const FileFindings& file, const analysis::LineIndex& index,
+                           const analysis::Silence& silence, const TerminalOptions& options);
 std::string render_summary(const CheckReport& report, const TerminalOptions& options);
 void write_terminal_report(const CheckReport& report, const TerminalOptions& options,
                            std::ostream& out);

@@ -30,6 +30,7 @@ struct CheckSettings {
   unsigned jobs = 1;
   TerminalOptions terminal;
   bool report_unused_ignores = false;
+  bool explain_silence = false;  // list the rules' deliberate silences in the report
   // Command-line rule and gate settings, merged into each FileSettings.
   std::set<std::string> select;
   std::set<std::string> ignore;

@@ -201,7 +201,7 @@ TEST(Frameworks, LightningModuleAndTrainerSubclassesOwnTheirMethods) {
   EXPECT_FALSE(class_owner(p.model, p.function_scope("fit")));  // a hand-written trainer
 }
 
-TEST(Frameworks, BackwardReceiversByNameThenBinding) {
+TEST(Frameworks, BackwardReceiversByBindingThenName) {
   Parsed p(
       "import deepspeed\n"
       "def fit(model, scaler, accelerator):\n"
@@ -279,6 +279,23 @@ TEST(TorchFacts, StringContentStripsPrefixAndQuotes) {
   EXPECT_EQ(string_content(p.find("f'cuda:{i}'"), p.src), "cuda:{i}");
   EXPECT_EQ(string_content(p.find("b'cuda'"), p.src), "");
   EXPECT_EQ(string_content(p.find("\"\"\"nccl\"\"\""), p.src), "nccl");
+}
+
+}  // namespace
+}  // namespace preflight::analysis
+
+namespace preflight::analysis {
+namespace {
+
+TEST(Frameworks, AnImportedFrameworkModuleOwnsItsBackward) {
+  testing::Parsed p(
+      "import torch.distributed.autograd as dist_autograd\n"
+      "dist_autograd.backward(ctx, [loss])\n");
+  auto owner = backward_owner(p.model, p.find("dist_autograd", "as dist_autograd\n"), 0);
+  ASSERT_TRUE(owner);
+  EXPECT_EQ(owner->framework, Framework::DistributedAutograd);
+  EXPECT_EQ(owner->by, OwnedBy::Import);
+  EXPECT_EQ(describe_owner(*owner, p.src), "`dist_autograd` is a module of distributed autograd");
 }
 
 }  // namespace
