@@ -91,8 +91,8 @@ std::optional<Head> parse_head(std::string_view s);
 /// model: sequence = max position, context = sequence, ...).
 struct JobSpec {
   // The model: a catalogue reference, or an explicit parameter count.
-  Field<std::string> model;
-  Field<std::optional<int64_t>> params;
+  Field<std::string> model{{}, Source::by_default("none")};
+  Field<std::optional<int64_t>> params{std::nullopt, Source::by_default("the catalogue's published count")};
   Field<Head> head{Head::CatalogDefault, Source::by_default("the catalogue checkpoint's head")};
 
   // Shape of one micro-batch.

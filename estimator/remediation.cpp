@@ -160,6 +160,7 @@ Remediation priced(const std::vector<const Candidate*>& changes, const Estimate&
     r.changes.push_back(c->label);
     r.label += (r.label.empty() ? "" : " + ") + c->label;
     r.disruption = std::max(r.disruption, c->disruption);
+    r.disruption_sum += c->disruption;
     r.note += (r.note.empty() ? "" : "; ") + c->note;
   }
   r.saved = base.total - changed.total;
@@ -171,12 +172,46 @@ Remediation priced(const std::vector<const Candidate*>& changes, const Estimate&
   return r;
 }
 
-// Fits first, then the least disruptive, then the fewest changes, then the largest saving.
+// Fits first, then the least disruptive (worst change, then all changes together), then the
+// fewest changes, then the largest saving.
 bool better(const Remediation& a, const Remediation& b) {
   if (a.fits != b.fits) return a.fits;
   if (a.disruption != b.disruption) return a.disruption < b.disruption;
+  if (a.disruption_sum != b.disruption_sum) return a.disruption_sum < b.disruption_sum;
   if (a.changes.size() != b.changes.size()) return a.changes.size() < b.changes.size();
   return a.saved > b.saved;
+}
+
+bool contains_all(std::vector<std::string> outer, std::vector<std::string> inner) {
+  std::sort(outer.begin(), outer.end());
+  std::sort(inner.begin(), inner.end());
+  return std::includes(outer.begin(), outer.end(), inner.begin(), inner.end());
+}
+
+// Keeps every single change, the minimal fitting combinations (none of whose proper subsets
+// fits: adding a change to a fitting set only costs more), and, when no combination fits at
+// all, the one combination that saves the most (how far the levers go together).
+std::vector<Remediation> worth_showing(const std::vector<Remediation>& all) {
+  std::vector<Remediation> fitting_combos, out;
+  const Remediation* best_miss = nullptr;
+  for (const Remediation& r : all) {
+    if (r.changes.size() == 1) {
+      out.push_back(r);
+    } else if (r.fits) {
+      fitting_combos.push_back(r);
+    } else if (!best_miss || r.saved > best_miss->saved) {
+      best_miss = &r;
+    }
+  }
+  const bool any_fits = std::any_of(all.begin(), all.end(), [](const Remediation& r) { return r.fits; });
+  for (const Remediation& combo : fitting_combos) {
+    const bool minimal = std::none_of(all.begin(), all.end(), [&](const Remediation& other) {
+      return other.fits && other.changes.size() < combo.changes.size() && contains_all(combo.changes, other.changes);
+    });
+    if (minimal) out.push_back(combo);
+  }
+  if (!any_fits && best_miss) out.push_back(*best_miss);
+  return out;
 }
 
 void search_combinations(const std::vector<const Candidate*>& useful, std::size_t start,
@@ -261,6 +296,7 @@ RemediationPlan plan_remediations(const JobSpec& job, const Estimate& baseline, 
     std::vector<Remediation> all = plan.singles;
     std::vector<const Candidate*> chosen;
     search_combinations(useful, 0, chosen, job, baseline, eval, options.max_changes, all);
+    all = worth_showing(all);
     std::stable_sort(all.begin(), all.end(), better);
     auto cheapest = std::find_if(all.begin(), all.end(), [](const Remediation& r) { return r.fits; });
     if (cheapest != all.end()) {

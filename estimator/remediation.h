@@ -27,7 +27,8 @@ struct Remediation {
   int64_t new_high = 0;
   Band new_band = Band::Unknown;
   bool fits = false;        // new interval high < usable
-  int disruption = 0;       // 0 = same computation ... 4 = more hardware / a different method
+  int disruption = 0;       // the worst change: 0 = same computation ... 3 = a different method
+  int disruption_sum = 0;   // all changes together (ranks equally-disruptive combinations)
   std::string note;         // what it costs
   bool cheapest_fitting = false;
   bool largest_single = false;

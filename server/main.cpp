@@ -12,6 +12,8 @@
 
 #include "rules/engine.h"
 #include "server/cli/check_command.h"
+#include "server/cli/estimate_command.h"
+#include "server/cli/gpus_command.h"
 #include "server/cli/rule_commands.h"
 #include "server/cli/version.h"
 
@@ -54,6 +56,10 @@ int main(int argc, char** argv) {
   CLI::App* rules = server::add_rules_command(app, rules_format);
   std::string explain_code;
   CLI::App* explain = server::add_explain_command(app, explain_code);
+  server::EstimateArgs estimate_args;
+  CLI::App* estimate = server::add_estimate_command(app, estimate_args);
+  server::GpusArgs gpus_args;
+  CLI::App* gpus = server::add_gpus_command(app, gpus_args);
   // Further subcommands (`lsp`, `estimate`, `gpus`) are registered here, each from its own
   // server/ module, and dispatched below; the check shorthand picks up their names itself.
 
@@ -70,6 +76,8 @@ int main(int argc, char** argv) {
   if (check->parsed()) return run_check_here(check_args);
   if (rules->parsed()) return server::run_rules(rules_format, std::cout, std::cerr);
   if (explain->parsed()) return server::run_explain(explain_code, std::cout, std::cerr);
+  if (estimate->parsed()) return server::run_estimate(estimate_args, std::cout, std::cerr);
+  if (gpus->parsed()) return server::run_gpus(gpus_args, std::cout, std::cerr);
   std::cout << app.help();
   return 0;
 }
