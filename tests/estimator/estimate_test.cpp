@@ -1,0 +1,147 @@
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "estimator/estimate.h"
+#include "test_support.h"
+
+namespace preflight::estimator {
+namespace {
+
+using testing::kFlag;
+using testing::target;
+using testing::training_job;
+
+int64_t sum_of(const std::vector<Term>& terms) {
+  return std::accumulate(terms.begin(), terms.end(), int64_t(0), [](int64_t s, const Term& t) { return s + t.bytes; });
+}
+
+TEST(Estimate, PeakIsTheLargestPhaseNotTheSumOfAllTerms) {
+  const Estimate e = estimate(training_job("llama-2-7b", 1, 512, Precision::PureBf16), target("h100-80gb"));
+  ASSERT_TRUE(e.known);
+  ASSERT_EQ(e.phases.size(), 3u);
+  for (const Phase& p : e.phases) EXPECT_LE(p.allocated, e.peak()->allocated) << p.name;
+  EXPECT_EQ(e.peak()->name, "optimizer step");  // small activations: the step's gradients + state + temporaries
+  EXPECT_EQ(e.total, sum_of(e.breakdown));
+  EXPECT_EQ(e.term_bytes("fragmentation"), static_cast<int64_t>(double(e.peak()->allocated) * (allocator_factor() - 1)));
+  const Estimate big = estimate(training_job("llama-2-7b", 8, 4096, Precision::PureBf16), target("h100-80gb"));
+  EXPECT_EQ(big.peak()->name, "loss backward");  // activations dominate
+  EXPECT_EQ(big.term_bytes("gradients"), 0);      // freed by zero_grad(set_to_none=True)
+}
+
+TEST(Estimate, BandsAndTheCapacityBoundary) {
+  EXPECT_EQ(band_for(80, 90, 99, 100), Band::Fits);
+  EXPECT_EQ(band_for(80, 90, 100, 100), Band::Tight);  // the interval reaches the capacity: never a plain fit
+  EXPECT_EQ(band_for(80, 100, 120, 100), Band::LikelyOom);
+  EXPECT_EQ(band_for(100, 110, 120, 100), Band::CertainOom);
+  EXPECT_EQ(band_for(1, 2, 3, 0), Band::Unknown);
+  EXPECT_TRUE(band_is_failure(Band::LikelyOom));
+  EXPECT_FALSE(band_is_failure(Band::Tight));
+}
+
+TEST(Estimate, UnknownModelIsUnknownNeverInvented) {
+  JobSpec j;
+  j.model.set("my-private-model", kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  EXPECT_FALSE(e.known);
+  EXPECT_EQ(e.band, Band::Unknown);
+  EXPECT_EQ(e.total, 0);
+  EXPECT_NE(e.unknown_reason.find("not in the built-in catalogue"), std::string::npos);
+}
+
+TEST(Estimate, ParameterCountWithoutShapeWidensTheInterval) {
+  JobSpec j;
+  j.params.set(int64_t(1e9), kFlag);
+  j.precision.set(Precision::PureBf16, kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  ASSERT_TRUE(e.known);
+  EXPECT_FALSE(e.activations_known);
+  EXPECT_EQ(e.model.confidence, Confidence::Medium);
+  EXPECT_GE(e.high - e.total, static_cast<int64_t>(double(e.total) * 0.25));
+}
+
+TEST(Estimate, DefaultedFieldsWidenStatedFieldsDoNot) {
+  JobSpec j = training_job("llama-2-7b", 4, 2048, Precision::PureBf16);
+  const Estimate defaulted = estimate(j, target("h100-80gb"));
+  j.attention.set(Attention::Sdpa, kFlag);
+  j.optimizer_impl.set(OptimizerImpl::Foreach, kFlag);
+  j.grads_set_to_none.set(true, kFlag);
+  const Estimate stated = estimate(j, target("h100-80gb"));
+  EXPECT_EQ(defaulted.total, stated.total);
+  EXPECT_FALSE(defaulted.widenings.empty());
+  EXPECT_TRUE(stated.widenings.empty());
+  EXPECT_GT(defaulted.high, stated.high);  // eager attention would materialise 4096^2 scores per head
+}
+
+TEST(Estimate, GenerationPeaksAtPrefillOrDecode) {
+  JobSpec j;
+  j.model.set("llama-3-8b", kFlag);
+  j.generation.set(true, kFlag);
+  j.inference_only.set(true, kFlag);
+  j.precision.set(Precision::PureBf16, kFlag);
+  j.batch_size.set(16, kFlag);
+  j.max_context.set(8192, kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  ASSERT_EQ(e.phases.size(), 2u);
+  EXPECT_EQ(e.phases[0].name, "prefill");
+  EXPECT_EQ(e.phases[1].name, "decode");
+  EXPECT_EQ(e.peak()->name, "prefill");  // §10.3: the whole prompt's MLP intermediates exceed one token's
+  EXPECT_EQ(e.term_bytes("KV_cache"), 17179869184);
+  j.prompt_len.set(128, kFlag);  // a short prompt: decode (the full cache) peaks
+  const Estimate short_prompt = estimate(j, target("a100-80gb"));
+  EXPECT_EQ(short_prompt.peak()->name, "decode");
+  j.beams.set(4, kFlag);
+  const Estimate beams = estimate(j, target("a100-80gb"));
+  EXPECT_EQ(beams.term_bytes("KV_cache"), 4 * 17179869184LL);
+}
+
+TEST(Estimate, ShardedPlansUseTheTargetsDeviceCount) {
+  JobSpec j = training_job("llama-2-7b", 1, 2048, Precision::PureBf16);
+  j.sharding.set(Sharding::FsdpFull, kFlag);
+  const Estimate e = estimate(j, target("p4de.24xlarge"));
+  EXPECT_EQ(e.run.world, 8);
+  EXPECT_EQ(e.run.shard_degree, 8);
+  EXPECT_EQ(e.term_bytes("weights"), 6738415616LL * 2 / 8);
+  const Estimate one = estimate(j, target("a100-80gb"));
+  EXPECT_EQ(one.run.world, 1);  // one card: sharding divides nothing, and the note says so
+  EXPECT_FALSE(one.notes.empty());
+}
+
+TEST(Estimate, HybridShardingShardsWithinANode) {
+  JobSpec j = training_job("llama-2-7b", 1, 2048, Precision::PureBf16);
+  j.sharding.set(Sharding::FsdpHybrid, kFlag);
+  j.world_size.set(32, kFlag);
+  const Estimate e = estimate(j, target("p4de.24xlarge"));
+  EXPECT_EQ(e.run.shard_degree, 8);
+}
+
+TEST(Estimate, QuantisedWeightsAndQlora) {
+  JobSpec j = training_job("llama-2-7b", 1, 1024, Precision::PureBf16);
+  j.peft.set(Peft::Qlora, kFlag);
+  const Estimate e = estimate(j, target("rtx4090"));
+  ASSERT_TRUE(e.known);
+  EXPECT_EQ(e.run.quantization, Quantization::Nf4);
+  EXPECT_TRUE(e.run.base_frozen);
+  EXPECT_EQ(e.run.trainable, 0);
+  EXPECT_EQ(e.run.lora_params, 16LL * 8192 * 2 * 32);
+  EXPECT_LT(e.term_bytes("weights"), int64_t(5) << 30);
+  EXPECT_GT(e.term_bytes("dequantization"), 0);
+}
+
+TEST(Estimate, MoeKeepsEveryExpertResident) {
+  JobSpec j = training_job("mixtral-8x7b", 1, 512, Precision::PureBf16);
+  j.inference_only.set(true, kFlag);
+  const Estimate e = estimate(j, target("h100-80gb"));
+  EXPECT_EQ(e.term_bytes("weights"), 46702792704LL * 2);
+}
+
+TEST(Estimate, DdpAddsBucketCopies) {
+  JobSpec j = training_job("gpt2", 8, 512, Precision::AmpBf16);
+  j.sharding.set(Sharding::Ddp, kFlag);
+  const Estimate e = estimate(j, target("p4d.24xlarge"));
+  EXPECT_EQ(e.run.world, 8);
+  EXPECT_GT(e.term_bytes("communication_buffers"), 0);
+}
+
+}  // namespace
+}  // namespace preflight::estimator
