@@ -7,6 +7,9 @@
 // binding, or by name as a last resort) -> gradients really accumulate (no unconditional
 // zero_grad in the loop) -> R's definition chain (reassignments, in-place ops, local helpers'
 // returns) shows no scaling of the backwarded value.
+// A framework backward (`accelerator.backward(v)`) is judged by its argument `v`; an
+// Accelerate `Accelerator(...)` built (on every visible binding) without
+// `gradient_accumulation_steps` divides by 1, so the rule reports through it.
 // Exempt: any visible scaling of the backwarded value (`/ N`, `/ float(N)`, `.div(N)`,
 // `* (1 / N)`, `* inv` with `inv = 1 / N`, or a division by anything the rule cannot relate to
 // N, such as a `loss_scale` variable: it does not guess); gradients rescaled before the step
@@ -81,16 +84,44 @@ struct Checker final : RuleCheck {
     // `accelerator.backward(loss / n)`: a framework's backward takes the value as its argument.
     TSNode value = wrapper && !is_null(positional_arg(n, 0)) ? positional_arg(n, 0) : receiver;
     if (scale_of(value, body, ts_node_start_byte(n), 0) != Scale::None) return;
-    if (auto owner = framework_owner(receiver, st.scope))
+    std::optional<FrameworkOwner> owner = framework_owner(receiver, st.scope);
+    if (owner && !accelerator_without_accumulation(*owner, receiver, st.scope))
       return stay_silent("TG014", value, reason_for(*owner),
                          {{range_of(owner->site), describe_owner(*owner, ctx.source)},
                           {range_of(guards.front().test), quote_code(text_of(guards.front().test, ctx.source)) +
                                                               " steps the optimizer every `" + *keys.begin() +
                                                               "` iterations"}});
-    out.push_back(make_finding(n, receiver, guards, *keys.begin()));
+    Finding f = make_finding(n, value, guards, *keys.begin());
+    if (owner)
+      f.evidence.insert(f.evidence.begin() + 1,
+                        {range_of(owner->site), quote_code(text_of(owner->site, ctx.source)) +
+                                                    " sets no `gradient_accumulation_steps`, so "
+                                                    "`accelerator.backward` divides by 1"});
+    out.push_back(std::move(f));
   }
 
-  // --- frameworks ------------------------------------------------------------------------
+  // `accelerator = Accelerator(mixed_precision=...)`: Accelerate divides in `backward` only by
+  // the `gradient_accumulation_steps` it was built with (1 by default). Every visible binding
+  // must be such a constructor without it (and without a plugin or a splat that may carry it).
+  bool accelerator_without_accumulation(const FrameworkOwner& owner, TSNode receiver, int scope) const {
+    if (owner.framework != Framework::Accelerate || owner.by != OwnedBy::Binding) return false;
+    auto d = dotted_name(receiver, ctx.source);
+    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(d->substr(0, d->find('.')), scope) : nullptr;
+    if (!sites) return false;
+    for (const BindingSite& b : *sites) {
+      TSNode ctor = unparenthesize(b.value);
+      auto q = is(ctor, k.call) ? ctx.model.qualified_name(field(ctor, k.f_function)) : std::nullopt;
+      if (!q || *q != "accelerate.Accelerator" || b.arity > 1) return false;
+      bool may_set = false;
+      for_each_named_child(field(ctor, k.f_arguments), [&](TSNode a) {
+        may_set = may_set || is(a, k.dictionary_splat) || is(a, k.list_splat);
+      });
+      if (may_set || !is_null(keyword_arg(ctor, "gradient_accumulation_steps", ctx.source)) ||
+          !is_null(keyword_arg(ctor, "gradient_accumulation_plugin", ctx.source)))
+        return false;
+    }
+    return true;
+  }
 
   // A class the framework runs (LightningModule, a Trainer subclass), or a backward owned by
   // a framework's object (Accelerate, Fabric, a DeepSpeed engine, a Lightning strategy).
@@ -106,7 +137,9 @@ struct Checker final : RuleCheck {
     switch (owner.framework) {
       case Framework::Accelerate:
         return "Accelerate divides the loss by `gradient_accumulation_steps` inside "
-               "`accelerator.backward`, so the loss is not divided here";
+               "`accelerator.backward`, so the loss is not divided here" +
+               std::string(owner.by == OwnedBy::Binding ? ""
+                                                        : " (how the Accelerator was built is not visible here)");
       case Framework::DeepSpeed:
         return "the DeepSpeed engine scales the loss by its `gradient_accumulation_steps` inside "
                "`engine.backward`, so the loss is not divided here";
@@ -447,8 +480,12 @@ struct Checker final : RuleCheck {
                 quote_code(r) + " by `" + n + "`: each step applies the sum of `" + n +
                 "` gradients instead of their average, a learning rate `" + n +
                 "` times too high in disguise.";
-    f.hint = "Scale before backward: `(" + r + " / " + n +
-             ").backward()` (this assumes the loss uses the default mean reduction).";
+    bool argument = !ts_node_eq(receiver, field(field(backward, k.f_function), k.f_object));
+    f.hint = argument ? "Divide what the backward receives: `" +
+                            std::string(text_of(field(backward, k.f_function), ctx.source)) + "(" + r +
+                            " / " + n + ")` (this assumes the loss uses the default mean reduction)."
+                      : "Scale before backward: `(" + r + " / " + n +
+                            ").backward()` (this assumes the loss uses the default mean reduction).";
     f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
                                                   " adds this iteration's gradients into `.grad`"});
     f.evidence.push_back({range_of(g.test), quote_code(text_of(g.test, ctx.source)) +
