@@ -123,6 +123,38 @@ void print_fit(const std::vector<Row>& rows) {
               100 * mean_abs(loo), 100 * rms, 1.645 * rms);
 }
 
+// Verdicts near the capacity boundary, out of sample: each run's estimate uses the allocator
+// factor fitted without it, and is judged against hypothetical cards whose usable memory is
+// the measured peak x k. A FITS verdict on a card the run overflows is a false fit; an OOM
+// verdict on a card it fits is a false OOM.
+void print_boundary(const std::vector<Row>& rows) {
+  const double ks[] = {0.85, 0.90, 0.95, 0.98, 1.02, 1.05, 1.10, 1.15};
+  int count[5] = {}, wrong[5] = {}, actually_fits[5] = {};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Estimate& e = rows[i].ours;
+    const double fi = fit_factor(rows, i);
+    const double total = fi * double(e.peak()->allocated) + double(e.term_bytes("CUDA_context"));
+    const double low = total * double(e.low) / double(e.total), high = total * double(e.high) / double(e.total);
+    for (double k : ks) {
+      const int64_t usable = static_cast<int64_t>(double(rows[i].point->measured_bytes) * k);
+      const Band b = band_for(int64_t(low), int64_t(total), int64_t(high), usable);
+      const bool fits = rows[i].point->measured_bytes < usable;
+      const int index = static_cast<int>(b);
+      ++count[index];
+      actually_fits[index] += fits;
+      if ((b == Band::Fits && !fits) || (band_is_failure(b) && fits)) ++wrong[index];
+    }
+  }
+  std::printf("\nverdicts against cards of measured peak x {0.85 ... 1.15}, leave-one-out estimates:\n");
+  for (Band b : {Band::Fits, Band::Tight, Band::LikelyOom, Band::CertainOom}) {
+    const int i = static_cast<int>(b);
+    if (count[i] == 0) continue;
+    const char* what = b == Band::Fits ? "false fits" : (b == Band::Tight ? "(no claim)" : "false OOMs");
+    std::printf("  %-12s %3d verdicts, %3d actually fit, %s %d (%.0f %%)\n", std::string(band_name(b)).c_str(), count[i],
+                actually_fits[i], what, wrong[i], count[i] ? 100.0 * wrong[i] / count[i] : 0.0);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +182,9 @@ int main(int argc, char** argv) {
   // Why eager: between the two shapes of each encoder the measured peak grows by more than the
   // linear terms allow; only a materialised score matrix accounts for it (the SDPA row below).
   print_summary("SDPA attention (for comparison)", evaluate(Attention::Sdpa, *t4));
-  if (fit) print_fit(eager);
+  if (fit) {
+    print_fit(eager);
+    print_boundary(eager);
+  }
   return 0;
 }

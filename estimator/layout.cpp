@@ -32,6 +32,14 @@ ModelLayout gpt2_layout(const Shape& s) {
   return m;
 }
 
+// The BERT-style block (also ViT's): separate q/k/v/o with biases and a two-matrix MLP,
+// under the module names transformers uses for both.
+std::vector<BlockLinear> bert_style_linears(int64_t h, int64_t intermediate) {
+  return {{"query", "q", h, h, true},  {"key", "k", h, h, true},  {"value", "v", h, h, true},
+          {"dense", "o", h, h, true},  {"dense", "fc1", h, intermediate, true},
+          {"dense", "fc2", intermediate, h, true}};
+}
+
 // BERT / RoBERTa / DistilBERT: separate q/k/v/o with biases, post-LayerNorm, word +
 // position (+ token type) tables with an embedding LayerNorm; BERT/RoBERTa add a pooler.
 ModelLayout bert_layout(const Architecture& a, const Shape& s) {
@@ -45,9 +53,7 @@ ModelLayout bert_layout(const Architecture& a, const Shape& s) {
                  {"lin2", "fc2", s.intermediate, h, true}};
     m.default_lora_targets = {"q_lin", "v_lin"};
   } else {
-    m.linears = {{"query", "q", h, h, true},  {"key", "k", h, h, true},  {"value", "v", h, h, true},
-                 {"dense", "o", h, h, true},  {"dense", "fc1", h, s.intermediate, true},
-                 {"dense", "fc2", s.intermediate, h, true}};
+    m.linears = bert_style_linears(h, s.intermediate);
     m.default_lora_targets = {"query", "value"};
   }
   m.block_other_params = 4 * h;  // two LayerNorms
@@ -108,9 +114,7 @@ ModelLayout vit_layout(const Shape& s) {
   ModelLayout m;
   const int64_t h = s.hidden, patch = s.patch_size > 0 ? s.patch_size : 16;
   m.encoder_layers = s.layers;
-  m.linears = {{"query", "q", h, h, true},  {"key", "k", h, h, true},  {"value", "v", h, h, true},
-               {"dense", "o", h, h, true},  {"dense", "fc1", h, s.intermediate, true},
-               {"dense", "fc2", s.intermediate, h, true}};
+  m.linears = bert_style_linears(h, s.intermediate);
   m.block_other_params = 4 * h;
   const int64_t patch_embed = 3 * patch * patch * h + h;
   m.embedding_params = int64_t(s.max_position) * h + h;  // positions + [CLS]

@@ -22,14 +22,25 @@ const Source kSolver = Source::derived("remediation");
 bool is_adam(Optimizer o) { return o == Optimizer::Adam || o == Optimizer::AdamW; }
 bool has_state(Optimizer o) { return o != Optimizer::Sgd; }
 
+// SDPA where the family has an SDPA path in transformers (T5 and GPT-J do not).
+void add_sdpa(const Estimate& base, std::vector<Candidate>& out) {
+  const ModelProfile& m = base.model;
+  if (m.has_shape() && base.run.attention == Attention::Eager && !m.id.starts_with("t5") && !m.id.starts_with("gpt-j"))
+    out.push_back({"SDPA / flash attention", "attention", 0, "same result; removes the O(seq^2) score matrix",
+                   [](JobSpec& j) { j.attention.set(Attention::Sdpa, kSolver); }});
+}
+
+// Devices a multi-device remediation may use: the target's, unless more were allowed.
+int offered_devices(const Target& target, const RemediationOptions& options) {
+  return options.allow_more_devices ? std::max(8, target.device_count) : target.device_count;
+}
+
 std::vector<Candidate> training_candidates(const JobSpec& job, const Estimate& base, const Target& target,
                                            const RemediationOptions& options) {
   const Run& r = base.run;
   const ModelProfile& m = base.model;
   std::vector<Candidate> out;
-  if (m.has_shape() && r.attention == Attention::Eager && !m.id.starts_with("t5") && !m.id.starts_with("gpt-j"))
-    out.push_back({"SDPA / flash attention", "attention", 0, "same result; removes the O(seq^2) score matrix",
-                   [](JobSpec& j) { j.attention.set(Attention::Sdpa, kSolver); }});
+  add_sdpa(base, out);
   if (is_adam(r.optimizer) && r.optimizer_impl == OptimizerImpl::Foreach)
     out.push_back({"fused AdamW (fused=True)", "optimizer_impl", 0, "same update in one kernel: no foreach temporaries",
                    [](JobSpec& j) { j.optimizer_impl.set(OptimizerImpl::Fused, kSolver); }});
@@ -95,7 +106,7 @@ std::vector<Candidate> training_candidates(const JobSpec& job, const Estimate& b
   if (!r.offload_optimizer && has_state(r.optimizer))
     out.push_back({"optimizer state offloaded to CPU", "offload", 2, "the step runs on the host (ZeRO-Offload); slower steps",
                    [](JobSpec& j) { j.offload_optimizer.set(true, kSolver); }});
-  const int devices = options.allow_more_devices ? std::max(8, target.device_count) : target.device_count;
+  const int devices = offered_devices(target, options);
   if (devices > 1 && !r.shards_params())
     out.push_back({"FSDP full shard across " + std::to_string(devices) + " devices", "sharding", 2,
                    "shards weights, gradients and state over the target's devices",
@@ -110,9 +121,7 @@ std::vector<Candidate> serving_candidates(const Estimate& base, const Target& ta
   const Run& r = base.run;
   const ModelProfile& m = base.model;
   std::vector<Candidate> out;
-  if (m.has_shape() && r.attention == Attention::Eager && !m.id.starts_with("t5") && !m.id.starts_with("gpt-j"))
-    out.push_back({"SDPA / flash attention", "attention", 0, "same result; no score matrix",
-                   [](JobSpec& j) { j.attention.set(Attention::Sdpa, kSolver); }});
+  add_sdpa(base, out);
   if (r.generation && r.kv_bytes > 1)
     out.push_back({"fp8 KV cache", "kv", 1, "half-size cache; small quality cost",
                    [](JobSpec& j) { j.kv_cache_dtype.set(KvCacheDtype::Fp8, kSolver); }});
@@ -132,7 +141,7 @@ std::vector<Candidate> serving_candidates(const Estimate& base, const Target& ta
       r.precision == Precision::AmpFp16)
     out.push_back({target.bf16 ? "bf16 weights" : "fp16 weights", "precision", 1, "the usual serving dtype",
                    [bf16 = target.bf16](JobSpec& j) { j.precision.set(bf16 ? Precision::PureBf16 : Precision::PureFp16, kSolver); }});
-  const int devices = options.allow_more_devices ? std::max(8, target.device_count) : target.device_count;
+  const int devices = offered_devices(target, options);
   if (devices > 1 && r.tensor_parallel == 1 && m.has_shape())
     out.push_back({"tensor parallel across " + std::to_string(devices) + " devices", "parallel", 2,
                    "weights, heads and cache split over the target's devices",
