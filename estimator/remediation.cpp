@@ -271,7 +271,8 @@ InverseAnswers inverse_answers(const JobSpec& job, const Estimate& base, Evaluat
         return fits(j);
       }))
     a.largest_batch = static_cast<int>(*b);
-  if (!base.model.has_shape()) return a;
+  const Shape* shape = base.model.shape();
+  if (!shape || shape->vocab <= 0) return a;  // vision models: the sequence follows the image size
   a.context_field = base.run.generation ? "max_context" : "seq_len";
   a.longest_context = largest_fitting(int64_t(1) << 21, [&](int64_t v) {
     JobSpec j = job;

@@ -196,8 +196,9 @@ Term optimizer_state_term(const ModelProfile& p, const Run& r) {
   double bytes = optimizer_bytes_per_param(p, r, r.trainable) + optimizer_bytes_per_param(no_layout, adapters, r.lora_params);
   if (r.shards_optimizer()) bytes /= r.shard_degree;
   return make("optimizer_state", "optimizer state", bytes / model_parallel_divisor(r), param_uncertainty(p),
-              Provenance::Published, std::string(optimizer_name(r.optimizer)) + ", state dtype " +
-                                         std::to_string(state_dtype_bytes(r)) + " B");
+              Provenance::Published,
+              std::string(optimizer_name(r.optimizer)) + ", state dtype " + std::to_string(state_dtype_bytes(r)) + " B" +
+                  (r.lora_params > 0 ? " (LoRA adapters: fp32)" : ""));
 }
 
 // fp32 master copy of fp16 weights (DeepSpeed / Apex O2): 4 B x Pt, sharded like the state.
@@ -282,9 +283,11 @@ Term gathered_params_term(const ModelProfile& p, const Run& r, bool backward) {
   return make(key, label, bytes / r.tensor_parallel, 0.3, Provenance::Assumed, "two unsharded units (current + prefetch)");
 }
 
-// bitsandbytes / fp8 dequantise one matrix at a time into the compute dtype (assumed).
+// bitsandbytes / fp8 dequantise one matrix at a time into the compute dtype (assumed); only
+// block linears are quantised, so the largest of those (not the head) bounds the buffer.
 Term dequantization_term(const ModelProfile& p, const Run& r) {
-  const double bytes = r.quantization == Quantization::None ? 0.0 : double(largest_matrix(p)) * 2.0;
+  const double largest = p.layout ? double(p.layout->largest_matrix_params()) : double(largest_matrix(p));
+  const double bytes = r.quantization == Quantization::None ? 0.0 : largest * 2.0;
   return make("dequantization", "dequantisation buffer", bytes / r.tensor_parallel, 0.25, Provenance::Assumed,
               "the largest quantised matrix in bf16");
 }
