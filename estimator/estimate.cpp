@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "estimator/activations.h"
+#include "estimator/report.h"
 
 namespace preflight::estimator {
 namespace {
@@ -144,6 +145,18 @@ std::vector<std::pair<std::string, JobSpec>> alternatives(const JobSpec& job, co
       add("zero_grad(set_to_none=False): gradients kept between steps", j);
     }
   }
+  // A value the script sets but the reader could not fold: the default stands in, and a
+  // larger one bounds the interval (assumed: 4x the micro-batch; the model's full length).
+  if (job.batch_size.source.kind == SourceKind::Unknown) {
+    JobSpec j = job;
+    j.batch_size.value = std::max(1, job.batch_size.value) * 4;
+    add("batch_size: unknown (" + job.batch_size.source.blocking_expression + "), 4x assumed for the upper bound", j);
+  }
+  if (job.seq_len.source.kind == SourceKind::Unknown && job.seq_len.value && p.shape()) {
+    JobSpec j = job;
+    j.seq_len.value = p.shape()->max_position;
+    add("seq_len: unknown (" + job.seq_len.source.blocking_expression + "), the maximum position for the upper bound", j);
+  }
   if (job.generation.value && job.full_prompt_logits.defaulted() && !job.full_prompt_logits.value) {
     JobSpec j = job;
     j.full_prompt_logits.value = true;
@@ -243,6 +256,10 @@ Estimate estimate(const JobSpec& job, const std::optional<Target>& target, const
                   const EstimateOptions& options) {
   Estimate e = evaluate(job, target, catalog);
   if (!e.known) return e;
+  for (const FieldView& f : job_fields(job))
+    if (f.source.kind == SourceKind::Unknown)
+      e.notes.push_back(f.name + " could not be determined (" + f.source.blocking_expression + "): " + f.value +
+                        " assumed, interval widened");
   if (options.widen_for_defaults) widen_for_defaults(e, job, target, catalog);
   if (target) {
     e.utilization = double(e.total) / double(std::max<int64_t>(1, target->usable_bytes));

@@ -102,3 +102,33 @@ TEST(Activations, TensorAndSequenceParallelDivide) {
 
 }  // namespace
 }  // namespace preflight::estimator
+
+namespace preflight::estimator {
+namespace {
+
+TEST(Activations, PipelineFirstStageHoldsOneMicroBatchPerStage) {
+  JobSpec j = testing::training_job("llama-2-7b", 1, 1024, Precision::PureBf16);
+  j.pipeline_parallel.set(4, testing::kFlag);
+  j.accumulation_steps.set(8, testing::kFlag);
+  const TrainingActivations a = activations_of(j);
+  const int64_t tokens = 1024, h = 4096;
+  const int64_t outside = (4 * h + 4) * tokens + 2 * h * tokens;
+  EXPECT_EQ(a.retained, a.per_layer * 8 /*32 / 4 blocks*/ * 4 /*1F1B: 4 in flight*/ + outside);
+}
+
+TEST(Activations, DecodeStepIsOneTokenPerSequence) {
+  JobSpec j;
+  j.model.set("llama-3-8b", testing::kFlag);
+  j.generation.set(true, testing::kFlag);
+  j.precision.set(Precision::PureBf16, testing::kFlag);
+  const ModelProfile p = resolve_model(j, builtin_catalog());
+  std::vector<std::string> notes;
+  const estimator::Run r = resolve_run(j, p, nullptr, notes);
+  const ForwardActivations d = decode_step(p, r, 16, 8192);
+  // residual + norm output (2 x 2h) and the widest of SDPA's nothing and SwiGLU's 3 x 2I.
+  EXPECT_EQ(d.working_set, (2 * 2 * 4096 + 3 * 2 * 14336) * 16);
+  EXPECT_EQ(d.logits, 16LL * 128256 * (2 + 8));  // logits, fp32 copy, probabilities
+}
+
+}  // namespace
+}  // namespace preflight::estimator

@@ -145,3 +145,21 @@ TEST(Estimate, DdpAddsBucketCopies) {
 
 }  // namespace
 }  // namespace preflight::estimator
+
+namespace preflight::estimator {
+namespace {
+
+TEST(Estimate, UnknownFieldsAreNamedAndWidenTheInterval) {
+  JobSpec j = testing::training_job("llama-2-7b", 1, 1024, Precision::PureBf16);
+  const Estimate known = estimate(j, testing::target("h100-80gb"));
+  j.batch_size.source = Source{SourceKind::Unknown, "", analysis::ByteRange{10, 24}, "args.bs * world"};
+  const Estimate unknown = estimate(j, testing::target("h100-80gb"));
+  EXPECT_EQ(unknown.total, known.total);
+  EXPECT_GT(unknown.high, known.high);
+  bool named = false;
+  for (const std::string& n : unknown.notes) named |= n.find("args.bs * world") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+}  // namespace
+}  // namespace preflight::estimator

@@ -170,3 +170,30 @@ TEST(Terms, ContextAndAllocator) {
 
 }  // namespace
 }  // namespace preflight::estimator
+
+namespace preflight::estimator {
+namespace {
+
+TEST(Terms, DequantisationAndSingleStateOptimizers) {
+  JobSpec q = testing::training_job("llama-2-7b", 1, 512, Precision::PureBf16);
+  q.inference_only.set(true, testing::kFlag);
+  q.quantization.set(Quantization::Int8, testing::kFlag);
+  const ModelProfile p = resolve_model(q, builtin_catalog());
+  std::vector<std::string> notes;
+  const estimator::Run r = resolve_run(q, p, nullptr, notes);
+  EXPECT_EQ(dequantization_term(p, r).bytes, 4096LL * 11008 * 2);  // the largest block matrix, in bf16
+  // int8: one byte per weight plus an fp32 scale per output row.
+  const int64_t n = (4 * 4096LL * 4096 + 3 * 4096LL * 11008) * 32;
+  const int64_t rows = (4 * 4096LL + 2 * 11008 + 4096) * 32;
+  EXPECT_EQ(weights_term(p, r).bytes, (6738415616LL - n) * 2 + n + 4 * rows);
+  for (Optimizer o : {Optimizer::Lion, Optimizer::RmsProp, Optimizer::Adagrad, Optimizer::SgdMomentum}) {
+    JobSpec j = testing::training_job("gpt2", 1, 128, Precision::Fp32);
+    j.optimizer.set(o, testing::kFlag);
+    const ModelProfile gp = resolve_model(j, builtin_catalog());
+    const estimator::Run gr = resolve_run(j, gp, nullptr, notes);
+    EXPECT_EQ(optimizer_state_term(gp, gr).bytes, 124439808LL * 4) << optimizer_name(o);
+  }
+}
+
+}  // namespace
+}  // namespace preflight::estimator
