@@ -18,6 +18,7 @@ struct Candidate {
 };
 
 const Source kSolver = Source::derived("remediation");
+constexpr std::size_t kSearchedCandidates = 12;
 
 bool is_adam(Optimizer o) { return o == Optimizer::Adam || o == Optimizer::AdamW; }
 bool has_state(Optimizer o) { return o != Optimizer::Sgd; }
@@ -303,9 +304,17 @@ RemediationPlan plan_remediations(const JobSpec& job, const Estimate& baseline, 
       useful.push_back(&c);
       plan.singles.push_back(priced({&c}, baseline, e, target.usable_bytes));
     }
+    // The combination search runs over the twelve changes that save the most alone (12
+    // candidates x up to 4 changes: at most 793 combinations, §10.6).
+    std::vector<std::size_t> order(useful.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return plan.singles[a].saved > plan.singles[b].saved; });
+    std::vector<const Candidate*> searched;
+    for (std::size_t i = 0; i < order.size() && searched.size() < kSearchedCandidates; ++i) searched.push_back(useful[order[i]]);
     std::vector<Remediation> all = plan.singles;
     std::vector<const Candidate*> chosen;
-    search_combinations(useful, 0, chosen, job, baseline, eval, options.max_changes, all);
+    search_combinations(searched, 0, chosen, job, baseline, eval, options.max_changes, all);
     all = worth_showing(all);
     std::stable_sort(all.begin(), all.end(), better);
     auto cheapest = std::find_if(all.begin(), all.end(), [](const Remediation& r) { return r.fits; });
