@@ -64,13 +64,7 @@ TEST(Compat, Llama2OnA100_9_2_WithItsSolver) {
 }
 
 TEST(Compat, Llama3GenerationOnA100_9_3) {
-  JobSpec j;
-  j.model.set("llama-3-8b", kFlag);
-  j.generation.set(true, kFlag);
-  j.inference_only.set(true, kFlag);
-  j.batch_size.set(16, kFlag);
-  j.max_context.set(8192, kFlag);
-  j.precision.set(Precision::PureBf16, kFlag);
+  const JobSpec j = testing::generation_job("llama-3-8b", 16, 8192, Precision::PureBf16);
   const CompatEstimate c = compat_estimate(j, target("a100-80gb"));
   const auto t = terms_of(c);
   EXPECT_EQ(t.at("weights"), 16060522496);
@@ -135,12 +129,7 @@ TEST(Compat, DefaultModeSaysWhereAndWhyItDiffers) {
   EXPECT_LT(ours2.total, ref2.total);
   EXPECT_EQ(ours2.term_bytes("gradients"), 0);
   // §9.3: preflight's prefill phase (the whole prompt through the model) is what peaks.
-  JobSpec gen;
-  gen.model.set("llama-3-8b", kFlag);
-  gen.generation.set(true, kFlag);
-  gen.batch_size.set(16, kFlag);
-  gen.max_context.set(8192, kFlag);
-  gen.precision.set(Precision::PureBf16, kFlag);
+  const JobSpec gen = testing::generation_job("llama-3-8b", 16, 8192, Precision::PureBf16);
   const Estimate ours3 = estimate(gen, target("a100-80gb"));
   EXPECT_EQ(ours3.peak()->name, "prefill");
   EXPECT_GT(ours3.total, compat_estimate(gen, target("a100-80gb")).total);

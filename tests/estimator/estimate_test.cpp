@@ -74,13 +74,7 @@ TEST(Estimate, DefaultedFieldsWidenStatedFieldsDoNot) {
 }
 
 TEST(Estimate, GenerationPeaksAtPrefillOrDecode) {
-  JobSpec j;
-  j.model.set("llama-3-8b", kFlag);
-  j.generation.set(true, kFlag);
-  j.inference_only.set(true, kFlag);
-  j.precision.set(Precision::PureBf16, kFlag);
-  j.batch_size.set(16, kFlag);
-  j.max_context.set(8192, kFlag);
+  JobSpec j = testing::generation_job("llama-3-8b", 16, 8192, Precision::PureBf16);
   const Estimate e = estimate(j, target("a100-80gb"));
   ASSERT_EQ(e.phases.size(), 2u);
   EXPECT_EQ(e.phases[0].name, "prefill");

@@ -113,12 +113,7 @@ TEST(Remediation, TightRunsGetTheCheapestChangeThatRestoresTheMargin) {
 }
 
 TEST(Remediation, ServingLevers) {
-  JobSpec job;
-  job.model.set("llama-2-70b", kFlag);
-  job.generation.set(true, kFlag);
-  job.precision.set(Precision::PureBf16, kFlag);
-  job.batch_size.set(8, kFlag);
-  job.max_context.set(4096, kFlag);
+  JobSpec job = testing::generation_job("llama-2-70b", 8, 4096, Precision::PureBf16);
   job.full_prompt_logits.set(false, kFlag);
   const Target node = target("p4de.24xlarge");
   const Estimate e = estimate(job, node);

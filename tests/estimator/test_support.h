@@ -20,6 +20,18 @@ inline JobSpec training_job(const std::string& model, int batch, int seq, Precis
   return j;
 }
 
+// Generation (inference with a KV cache) of `batch` sequences over `context` tokens.
+inline JobSpec generation_job(const std::string& model, int batch, int context, Precision precision) {
+  JobSpec j;
+  j.model.set(model, kFlag);
+  j.generation.set(true, kFlag);
+  j.inference_only.set(true, kFlag);
+  j.batch_size.set(batch, kFlag);
+  j.max_context.set(context, kFlag);
+  j.precision.set(precision, kFlag);
+  return j;
+}
+
 inline Target target(const std::string& name) {
   std::string error;
   auto t = resolve_target(builtin_catalog(), name, std::nullopt, error);
