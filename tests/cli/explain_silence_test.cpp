@@ -17,19 +17,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using testing::TempDir;
+namespace fs = std::filesystem;
 
 // TG003 and TG014 see a loop that backwards without zero_grad and accumulates unscaled, but
-// the Lightning Trainer runs this method: both stay silent and say why.
-const char* kLightning =
-    "import lightning.pytorch as pl\n"
-    "class Net(pl.LightningModule):\n"
-    "    def training_step(self, batch, batch_idx):\n"
-    "        opt = self.optimizers()\n"
-    "        for i, chunk in enumerate(batch):\n"
-    "            loss = self.net(chunk).mean()\n"
-    "            loss.backward()\n"
-    "            if (i + 1) % 4 == 0:\n"
-    "                opt.step()\n";
+// the Lightning Trainer runs this method: both stay silent and say why (line 12).
+std::string lightning_fixture() {
+  return testing::read_file(fs::path(PF_TEST_FIXTURES) / "frameworks" /
+                            "lightning_s01_module_loop_is_trainer_managed.py");
+}
 
 struct CheckRun {
   int code;
@@ -50,16 +45,16 @@ CheckRun check(const TempDir& dir, bool explain, std::string format = "terminal"
 
 TEST(ExplainSilence, TerminalListsEachSilenceWithItsEvidenceAndCountsThem) {
   TempDir dir;
-  dir.write("lit.py", kLightning);
+  dir.write("lit.py", lightning_fixture());
   CheckRun r = check(dir, true);
   EXPECT_EQ(r.code, kExitClean);  // silences never gate
   std::string file = (dir.path() / "lit.py").string();
-  EXPECT_NE(r.out.find(file + ":7:13: silent TG003: methods of a LightningModule run under the "
+  EXPECT_NE(r.out.find(file + ":12:13: silent TG003: methods of a LightningModule run under the "
                               "Lightning Trainer, which clears gradients"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find(file + ":7:13: silent TG014: "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  = evidence: 2:10 the class derives from `(pl.LightningModule)`"),
+  EXPECT_NE(r.out.find(file + ":12:13: silent TG014: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  = evidence: 7:16 the class derives from `(pl.LightningModule)`"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("No issues found in 1 file.\n2 deliberate silences explained.\n"),
@@ -69,7 +64,7 @@ TEST(ExplainSilence, TerminalListsEachSilenceWithItsEvidenceAndCountsThem) {
 
 TEST(ExplainSilence, NothingAboutSilencesWithoutTheFlag) {
   TempDir dir;
-  dir.write("lit.py", kLightning);
+  dir.write("lit.py", lightning_fixture());
   CheckRun r = check(dir, false);
   EXPECT_EQ(r.out, "No issues found in 1 file.\n");
   Json j = Json::parse(check(dir, false, "json").out);
@@ -78,7 +73,7 @@ TEST(ExplainSilence, NothingAboutSilencesWithoutTheFlag) {
 
 TEST(ExplainSilence, JsonAddsASilencesArrayInVersionOne) {
   TempDir dir;
-  dir.write("lit.py", kLightning);
+  dir.write("lit.py", lightning_fixture());
   Json j = Json::parse(check(dir, true, "json").out);
   EXPECT_EQ(j["version"], kJsonReportVersion);
   ASSERT_EQ(j["silences"].size(), 2u);
@@ -88,11 +83,11 @@ TEST(ExplainSilence, JsonAddsASilencesArrayInVersionOne) {
   EXPECT_EQ(keys, (std::vector<std::string>{"code", "reason", "path", "line", "column", "end_line",
                                             "end_column", "related"}));
   EXPECT_EQ(s["code"], "TG003");
-  EXPECT_EQ(s["line"], 7);
+  EXPECT_EQ(s["line"], 12);
   EXPECT_EQ(s["column"], 13);
   EXPECT_EQ(s["end_column"], 28);
   ASSERT_EQ(s["related"].size(), 1u);
-  EXPECT_EQ(s["related"][0]["line"], 2);
+  EXPECT_EQ(s["related"][0]["line"], 7);
   EXPECT_EQ(j["summary"]["errors"], 0);
 }
 

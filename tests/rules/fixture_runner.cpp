@@ -94,17 +94,22 @@ std::optional<ExpectedFinding> parse_entry(std::string_view entry, uint32_t line
   return e;
 }
 
-void parse_expect_comment(std::string_view line_text, uint32_t line, FixtureSpec& spec) {
-  auto entries = marker_text(line_text, kExpectMarker, kSilentMarker);
+// The `;`-separated entries after `marker` on a line, each parsed by `parse` into `out`;
+// `kind` names them in problems ("expect", "silent").
+template <typename Parse, typename Entry>
+void parse_marker_entries(std::string_view line_text, uint32_t line, std::string_view marker,
+                          std::string_view other, std::string_view kind, Parse parse,
+                          std::vector<Entry>& out, std::vector<std::string>& problems) {
+  auto entries = marker_text(line_text, marker, other);
   if (!entries) return;
   for (std::string_view entry : split(*entries, ';')) {
-    auto parsed = parse_entry(entry, line);
+    auto parsed = parse(entry, line);
     if (!parsed) {
-      spec.problems.push_back("line " + std::to_string(line) + ": malformed expect entry '" +
-                              std::string(entry) + "'");
+      problems.push_back("line " + std::to_string(line) + ": malformed " + std::string(kind) +
+                         " entry '" + std::string(entry) + "'");
       continue;
     }
-    spec.expected.push_back(std::move(*parsed));
+    out.push_back(std::move(*parsed));
   }
 }
 
@@ -130,20 +135,6 @@ std::optional<ExpectedSilence> parse_silence_entry(std::string_view entry, uint3
   }
   e.reason_part = std::string(tail);
   return e;
-}
-
-void parse_silent_comment(std::string_view line_text, uint32_t line, FixtureSpec& spec) {
-  auto entries = marker_text(line_text, kSilentMarker, kExpectMarker);
-  if (!entries) return;
-  for (std::string_view entry : split(*entries, ';')) {
-    auto parsed = parse_silence_entry(entry, line);
-    if (!parsed) {
-      spec.problems.push_back("line " + std::to_string(line) + ": malformed silent entry '" +
-                              std::string(entry) + "'");
-      continue;
-    }
-    spec.silences.push_back(std::move(*parsed));
-  }
 }
 
 void parse_check_header(std::string_view rest, FixtureSpec& spec) {
@@ -407,8 +398,11 @@ FixtureSpec parse_fixture(std::string_view text) {
       saw_check = true;
       parse_check_header(line.substr(kCheckMarker.size()), spec);
     }
-    parse_expect_comment(line, static_cast<uint32_t>(i + 1), spec);
-    parse_silent_comment(line, static_cast<uint32_t>(i + 1), spec);
+    auto number = static_cast<uint32_t>(i + 1);
+    parse_marker_entries(line, number, kExpectMarker, kSilentMarker, "expect", parse_entry,
+                         spec.expected, spec.problems);
+    parse_marker_entries(line, number, kSilentMarker, kExpectMarker, "silent", parse_silence_entry,
+                         spec.silences, spec.problems);
   }
   if (!saw_check || spec.checks.empty()) spec.problems.push_back("missing `# check:` header");
   for (const ExpectedFinding& e : spec.expected)
@@ -422,18 +416,26 @@ FixtureSpec parse_fixture(std::string_view text) {
   return spec;
 }
 
+namespace {
+// 1-based lines and code-point columns of `range`, into a reported finding or silence.
+template <typename Reported>
+void set_span(const LineIndex& index, analysis::ByteRange range, Reported& r) {
+  auto begin = index.to_line_column(range.begin, ColumnUnit::CodePoints);
+  auto end = index.to_line_column(range.end, ColumnUnit::CodePoints);
+  r.line = begin.line + 1;
+  r.column = begin.column + 1;
+  r.end_line = end.line + 1;
+  r.end_column = end.column + 1;
+}
+}  // namespace
+
 std::vector<ReportedFinding> describe_findings(std::string_view text,
                                                const std::vector<analysis::Finding>& findings) {
   LineIndex index(text);
   std::vector<ReportedFinding> out;
   for (const analysis::Finding& f : findings) {
-    auto begin = index.to_line_column(f.range.begin, ColumnUnit::CodePoints);
-    auto end = index.to_line_column(f.range.end, ColumnUnit::CodePoints);
     ReportedFinding r;
-    r.line = begin.line + 1;
-    r.column = begin.column + 1;
-    r.end_line = end.line + 1;
-    r.end_column = end.column + 1;
+    set_span(index, f.range, r);
     r.code = f.code;
     r.severity = std::string(analysis::severity_name(f.severity));
     r.message = f.message;
@@ -448,9 +450,11 @@ std::vector<ReportedSilence> describe_silences(std::string_view text,
   LineIndex index(text);
   std::vector<ReportedSilence> out;
   for (const analysis::Silence& s : silences) {
-    auto begin = index.to_line_column(s.range.begin, ColumnUnit::CodePoints);
-    auto end = index.to_line_column(s.range.end, ColumnUnit::CodePoints);
-    out.push_back({begin.line + 1, begin.column + 1, end.line + 1, end.column + 1, s.code, s.reason});
+    ReportedSilence r;
+    set_span(index, s.range, r);
+    r.code = s.code;
+    r.reason = s.reason;
+    out.push_back(std::move(r));
   }
   return out;
 }
