@@ -1,5 +1,6 @@
 #include "analysis/syntax.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -180,11 +181,18 @@ SyntaxTree::~SyntaxTree() {
   if (parser_) ts_parser_delete(parser_);
 }
 
-void SyntaxTree::edit_and_reparse(const TSInputEdit& edit, std::string_view new_text) {
+std::vector<ByteRange> SyntaxTree::edit_and_reparse(const TSInputEdit& edit, std::string_view new_text) {
   ts_tree_edit(tree_, &edit);
   TSTree* fresh = parse_text(parser_, tree_, new_text);
+  uint32_t count = 0;
+  TSRange* changed = ts_tree_get_changed_ranges(tree_, fresh, &count);
+  std::vector<ByteRange> out;
+  out.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) out.push_back({changed[i].start_byte, changed[i].end_byte});
+  std::free(changed);
   ts_tree_delete(tree_);
   tree_ = fresh;
+  return out;
 }
 
 std::string_view text_of(TSNode n, std::string_view src) {

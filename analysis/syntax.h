@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/findings.h"
 
@@ -55,8 +56,9 @@ class SyntaxTree {
   const TSTree* raw() const { return tree_; }
 
   // Record an edit (byte offsets and points of the *old* and *new* text) and reparse the new
-  // text against the edited tree, so unchanged subtrees are reused.
-  void edit_and_reparse(const TSInputEdit& edit, std::string_view new_text);
+  // text against the edited tree, so unchanged subtrees are reused. Returns the ranges of the
+  // new tree whose syntactic structure differs from the old one (ts_tree_get_changed_ranges).
+  std::vector<ByteRange> edit_and_reparse(const TSInputEdit& edit, std::string_view new_text);
 
  private:
   SyntaxTree(TSParser* parser, TSTree* tree) : parser_(parser), tree_(tree) {}

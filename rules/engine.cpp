@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include "analysis/line_index.h"
@@ -44,15 +45,6 @@ size_t first_invalid_byte(std::string_view text) {
   return std::string_view::npos;
 }
 
-// Python accepts a lone \r as a line break; the grammar does not. Replacing each lone \r by
-// \n keeps every byte offset, so the tree still describes the original text.
-std::string parse_view(std::string_view text) {
-  std::string copy(text);
-  for (size_t i = 0; i < copy.size(); ++i)
-    if (copy[i] == '\r' && (i + 1 == copy.size() || copy[i + 1] != '\n')) copy[i] = '\n';
-  return copy;
-}
-
 bool enabled(const RuleMeta& rule, const CheckOptions& options) {
   std::string code(rule.code);
   if (options.ignore.count(code)) return false;
@@ -76,16 +68,34 @@ std::string quote_code(std::string_view text, size_t max) {
 
 bool is_known_rule(std::string_view code) { return find_rule(code) != nullptr; }
 
+// Python accepts a lone \r as a line break; the grammar does not. Replacing each lone \r by
+// \n keeps every byte offset, so the tree still describes the original text.
+std::string parse_view(std::string_view text) {
+  std::string copy(text);
+  for (size_t i = 0; i < copy.size(); ++i)
+    if (copy[i] == '\r' && (i + 1 == copy.size() || copy[i + 1] != '\n')) copy[i] = '\n';
+  return copy;
+}
+
+std::optional<std::string> not_text_reason(std::string_view text) {
+  size_t bad = first_invalid_byte(text);
+  if (bad == std::string_view::npos) return std::nullopt;
+  return (text[bad] == 0 ? "contains a NUL byte at offset " : "not valid UTF-8 at byte offset ") +
+         std::to_string(bad);
+}
+
 CheckResult check_source(std::string_view text, const CheckOptions& options) {
-  CheckResult result;
-  if (size_t bad = first_invalid_byte(text); bad != std::string_view::npos) {
+  if (auto reason = not_text_reason(text)) {
+    CheckResult result;
     result.status = FileStatus::NotText;
-    result.status_reason = (text[bad] == 0 ? "contains a NUL byte at offset "
-                                           : "not valid UTF-8 at byte offset ") +
-                           std::to_string(bad);
+    result.status_reason = std::move(*reason);
     return result;
   }
-  SyntaxTree tree = SyntaxTree::parse(parse_view(text));
+  return check_parsed(text, SyntaxTree::parse(parse_view(text)), options);
+}
+
+CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const CheckOptions& options) {
+  CheckResult result;
   TSNode root = tree.root();
   LineIndex lines(text);
   Suppressions suppressions = scan_suppressions(root, text, lines);

@@ -2,12 +2,14 @@
 // globals, no threads; the CLI and the language server therefore report identical findings.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "analysis/findings.h"
+#include "analysis/syntax.h"
 
 namespace preflight::rules {
 
@@ -49,6 +51,19 @@ struct CheckResult {
 };
 
 CheckResult check_source(std::string_view text, const CheckOptions& options);
+
+// check_source's pipeline after validation and parsing, for callers that keep a tree across
+// edits (rules/incremental.h). `text` must be valid text (not_text_reason is nullopt) and
+// `tree` a parse of parse_view(text), fresh or incrementally reparsed.
+CheckResult check_parsed(std::string_view text, const analysis::SyntaxTree& tree,
+                         const CheckOptions& options);
+
+// Why `text` is not analysed (invalid UTF-8, a NUL byte), or nullopt when it is text.
+std::optional<std::string> not_text_reason(std::string_view text);
+
+// The text tree-sitter parses: each lone \r (a Python line break the grammar does not know)
+// becomes \n. Every byte offset is kept, so the tree describes `text` itself.
+std::string parse_view(std::string_view text);
 
 // True when `code` names a registered rule ("TG001"), case-sensitive.
 bool is_known_rule(std::string_view code);

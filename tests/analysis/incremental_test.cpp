@@ -1,0 +1,233 @@
+// DocumentAnalysis against check_source: after every edit of many seeded random edit
+// sequences over every fixture and example, the incremental result must equal a from-scratch
+// check of the same text in every field. Plus reuse counts, the result cache and cancellation.
+#include "rules/incremental.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/engine.h"
+
+namespace preflight::rules {
+namespace {
+
+namespace fs = std::filesystem;
+using analysis::ByteRange;
+
+// --- a canonical rendering of every field of a CheckResult --------------------------------
+
+std::string range_text(const ByteRange& r) {
+  return "@" + std::to_string(r.begin) + "-" + std::to_string(r.end);
+}
+
+void render_evidence(std::ostringstream& out, const std::vector<analysis::EvidenceStep>& steps) {
+  for (const auto& e : steps) out << "    evidence " << range_text(e.range) << " " << e.message << "\n";
+}
+
+std::string render(const CheckResult& r) {
+  std::ostringstream out;
+  out << "status " << static_cast<int>(r.status) << " " << r.status_reason << "\n";
+  for (const auto& f : r.findings) {
+    out << "finding " << f.code << " " << static_cast<int>(f.severity) << " "
+        << static_cast<int>(f.category) << " " << range_text(f.range) << " " << f.message
+        << " | " << f.hint << "\n";
+    render_evidence(out, f.evidence);
+    for (const auto& fix : f.fixes) {
+      out << "    fix " << static_cast<int>(fix.safety) << " " << fix.description << "\n";
+      for (const auto& e : fix.edits) out << "      edit " << range_text(e.range) << " " << e.replacement << "\n";
+    }
+  }
+  for (const auto& e : r.syntax_errors) out << "syntax " << range_text(e.range) << " " << e.message << "\n";
+  for (const auto& u : r.unused_suppressions) out << "unused " << range_text(u.comment) << " " << u.code << "\n";
+  for (const auto& s : r.silences) {
+    out << "silence " << s.code << " " << range_text(s.range) << " " << s.reason << "\n";
+    render_evidence(out, s.evidence);
+  }
+  return out.str();
+}
+
+// check() must succeed and equal check_source on the same text.
+void expect_same_as_scratch(DocumentAnalysis& doc, const CheckOptions& options, const std::string& what) {
+  std::optional<CheckResult> incremental = doc.check(options);
+  ASSERT_TRUE(incremental.has_value()) << what;
+  std::string expected = render(check_source(doc.text(), options));
+  ASSERT_EQ(render(*incremental), expected) << what << "\n--- text ---\n" << doc.text();
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<fs::path> corpus() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(PF_TEST_FIXTURES))
+    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(PF_SOURCE_DIR) / "examples"))
+    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// --- random edits -------------------------------------------------------------------------
+
+// Snippets an edit inserts: multi-byte characters, line endings of every kind, string and
+// comment openers, code that makes or fixes syntax errors, suppressions and whole statements.
+const std::vector<std::string> kInsertions = {
+    "x", "é", "中", "😀", "\r\n", "\r", "\n", "    ", "'", "\"\"\"", "#", "# noqa\n", "(", ")", ":",
+    "def ", "\ndef helper(x):\n    return x\n", "loss.backward()\n", "total += loss\n",
+    "import torch\n", "with torch.no_grad():\n    ", "optimizer.zero_grad()\n",
+    "# preflight: ignore[TG001]\n", "torch.manual_seed(0)\n", ".item()", "model.eval()\n"};
+
+// Start of a UTF-8 character at or before `i` (edits in the test split no character, so
+// every intermediate text is valid; invalid text is covered separately).
+size_t char_start(const std::string& s, size_t i) {
+  while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+struct Edit {
+  size_t begin, end;
+  std::string replacement;
+};
+
+// One random edit of `text`: an insertion, a deletion or a replacement of a random span, or a
+// structural one (delete a whole top-level function, rename an import).
+Edit random_edit(const std::string& text, std::mt19937& rng) {
+  auto pick = [&](size_t n) { return n == 0 ? size_t{0} : std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  size_t begin = char_start(text, pick(text.size() + 1));
+  size_t span = std::min<size_t>(pick(40), text.size() - begin);
+  size_t end = char_start(text, begin + span);
+  if (end < begin) end = begin;
+  const std::string& snippet = kInsertions[pick(kInsertions.size())];
+  switch (pick(6)) {
+    case 0: return {begin, begin, snippet};
+    case 1: return {begin, end, ""};
+    case 2: return {begin, end, snippet};
+    case 3: {  // delete a whole top-level function
+      size_t def = text.find("\ndef ", begin);
+      if (def == std::string::npos) def = text.find("\ndef ");
+      if (def == std::string::npos) return {begin, begin, snippet};
+      size_t next = def + 1;
+      for (; next < text.size(); ++next)
+        if (text[next] == '\n' && next + 1 < text.size() && text[next + 1] != ' ' && text[next + 1] != '\n' &&
+            text[next + 1] != '\r' && text[next + 1] != '\t')
+          break;
+      return {def + 1, std::min(next + 1, text.size()), ""};
+    }
+    case 4: {  // rename an import (`import torch` -> `import torchx`, `as F` -> `as G`)
+      size_t at = text.find("import ");
+      if (at == std::string::npos) return {begin, end, snippet};
+      size_t name_end = text.find_first_of(" \n\r,", at + 7);
+      if (name_end == std::string::npos) name_end = text.size();
+      return {name_end, name_end, "x"};
+    }
+    default: {  // a one-character change: the character at `begin` becomes `z`
+      size_t next = begin;
+      if (next < text.size()) ++next;
+      while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+      return {begin, next, "z"};
+    }
+  }
+}
+
+// --- the differential test ----------------------------------------------------------------
+
+TEST(Incremental, RandomEditSequencesMatchFromScratchOnEveryFixture) {
+  const CheckOptions all{};
+  size_t checked = 0;
+  for (const fs::path& path : corpus()) {
+    std::string original = read_file(path);
+    std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>{}(path.filename().string())));
+    for (int sequence = 0; sequence < 2; ++sequence) {
+      DocumentAnalysis doc(original);
+      expect_same_as_scratch(doc, all, path.string() + " before any edit");
+      for (int step = 0; step < 6; ++step) {
+        Edit e = random_edit(doc.text(), rng);
+        doc.edit(e.begin, e.end, e.replacement);
+        expect_same_as_scratch(doc, all,
+                               path.string() + " sequence " + std::to_string(sequence) + " step " +
+                                   std::to_string(step) + " edit [" + std::to_string(e.begin) + "," +
+                                   std::to_string(e.end) + ") <- '" + e.replacement + "'");
+        if (::testing::Test::HasFatalFailure()) return;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+}
+
+TEST(Incremental, EditsAroundLoneCarriageReturnsKeepTheTreeOfTheParseView) {
+  DocumentAnalysis doc("import torch\rdef f(model, x):\r    loss = model(x)\r    return loss\r");
+  const CheckOptions all{};
+  doc.edit(12, 13, "\r\n");  // lone \r becomes \r\n
+  expect_same_as_scratch(doc, all, "lone -> crlf");
+  doc.edit(13, 14, "");      // ... and back to a lone \r by deleting the \n after it
+  expect_same_as_scratch(doc, all, "crlf -> lone");
+  doc.edit(13, 13, "\n");    // insertion right after a lone \r
+  expect_same_as_scratch(doc, all, "insert after lone");
+  doc.edit(doc.text().size(), doc.text().size(), "\n");
+  expect_same_as_scratch(doc, all, "append at end");
+}
+
+TEST(Incremental, InvalidTextAndSkipFileMatchFromScratch) {
+  DocumentAnalysis doc("import torch\nx = 1\n");
+  const CheckOptions all{};
+  doc.edit(4, 4, "\xFF");
+  expect_same_as_scratch(doc, all, "invalid UTF-8");
+  doc.edit(4, 5, "");
+  expect_same_as_scratch(doc, all, "fixed");
+  doc.edit(0, 0, "# preflight: skip-file\n");
+  expect_same_as_scratch(doc, all, "skip-file");
+  doc.replace_all("x = '\0'\n");
+  expect_same_as_scratch(doc, all, "NUL");
+}
+
+TEST(Incremental, OptionsAreHonouredAndTheCacheKeyIncludesThem) {
+  DocumentAnalysis doc(read_file(fs::path(PF_SOURCE_DIR) / "examples" / "bad_train.py"));
+  CheckOptions only_tg001;
+  only_tg001.select = {"TG001"};
+  CheckOptions without_tg001;
+  without_tg001.ignore = {"TG001"};
+  expect_same_as_scratch(doc, only_tg001, "select");
+  expect_same_as_scratch(doc, without_tg001, "ignore");
+  expect_same_as_scratch(doc, {}, "all");
+}
+
+TEST(Incremental, AnUnchangedDocumentIsNotReanalysed) {
+  DocumentAnalysis doc(read_file(fs::path(PF_SOURCE_DIR) / "examples" / "bad_train.py"));
+  ASSERT_TRUE(doc.check({}).has_value());
+  EXPECT_GT(doc.last_stats().reanalysed, 0u);
+  EXPECT_FALSE(doc.last_stats().incremental_parse);
+  ASSERT_TRUE(doc.check({}).has_value());
+  EXPECT_EQ(doc.last_stats().reanalysed, 0u);
+  EXPECT_GT(doc.last_stats().units, 0u);
+}
+
+TEST(Incremental, EditsOutsideTheTextAreRefused) {
+  DocumentAnalysis doc("x = 1\n");
+  EXPECT_THROW(doc.edit(3, 2, ""), std::out_of_range);
+  EXPECT_THROW(doc.edit(0, 7, ""), std::out_of_range);
+  EXPECT_EQ(doc.text(), "x = 1\n");
+}
+
+TEST(Incremental, CancellationReturnsNothingAndTheNextCheckStillMatches) {
+  DocumentAnalysis doc(read_file(fs::path(PF_SOURCE_DIR) / "examples" / "bad_train.py"));
+  EXPECT_FALSE(doc.check({}, [] { return true; }).has_value());
+  expect_same_as_scratch(doc, {}, "after a cancelled check");
+}
+
+}  // namespace
+}  // namespace preflight::rules
