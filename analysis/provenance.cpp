@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analysis/frameworks.h"
 #include "analysis/names.h"
 
 namespace preflight::analysis {
@@ -369,6 +370,10 @@ struct Provenance::Interpreter {
         for (uint32_t i = 0; i < n; ++i) out[i] = value_or_unknown(ts_node_named_child(right, i));
       return out;
     }
+    if (is(right, k.call) && returns_arguments_in_order(right, n)) {
+      for (uint32_t i = 0; i < n; ++i) out[i] = value_or_unknown(positional_arg(right, i));
+      return out;
+    }
     if (is(right, k.call)) {
       int f = local_function(right);
       if (f >= 0) {
@@ -381,6 +386,34 @@ struct Provenance::Interpreter {
       }
     }
     return out;
+  }
+
+  // `model, opt, loader = accelerator.prepare(model, opt, loader)` (and Fabric's `setup` /
+  // `setup_dataloaders`) hands back its arguments, wrapped, in order: each target is what
+  // its own argument was, so a prepared loader does not inherit the model's graph. The
+  // receiver must be bound to (or, failing a visible binding, named like) the framework.
+  bool returns_arguments_in_order(TSNode call, uint32_t n) const {
+    TSNode callee = field(call, k.f_function);
+    if (!is(callee, k.attribute)) return false;
+    std::string_view leaf = text_of(field(callee, k.f_attribute), src);
+    auto owner = backward_owner(m, field(callee, k.f_object), scope);
+    if (!owner) return false;
+    bool wraps = (owner->framework == Framework::Accelerate && leaf == "prepare") ||
+                 (owner->framework == Framework::Fabric && (leaf == "setup" || leaf == "setup_dataloaders"));
+    if (!wraps) return false;
+    TSNode args = field(call, k.f_arguments);
+    uint32_t positional = 0;
+    bool plain = true;
+    for_each_named_child(args, [&](TSNode a) {
+      if (is(a, k.comment)) return;
+      if (is_splat_or_keyword(a)) plain = false;
+      ++positional;
+    });
+    return plain && positional == n;
+  }
+
+  bool is_splat_or_keyword(TSNode a) const {
+    return is(a, k.list_splat) || is(a, k.dictionary_splat) || is(a, k.keyword_argument);
   }
 
   void bind_name(const std::string& name, TSNode target, TSNode right, Value v) {
