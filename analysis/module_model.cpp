@@ -503,6 +503,14 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
   if (leaf == "initialize" && contains(low, "deepspeed"))
     return position <= 0 ? ValueKind::Model : position == 1 ? ValueKind::Optimizer : ValueKind::Other;
   if (leaf == "deepcopy") return classify_value(positional_arg(call, 0), scope, -1, depth + 1);
+  if (leaf == "compile") {
+    // `torch.compile(fn)` compiles a function just as readily as a module: what comes back
+    // is what went in. A name defined by a `def` in this file is a function, not a model.
+    TSNode arg = positional_arg(call, 0);
+    if (is(arg, k.identifier) && functions_named(text_of(arg, src_))) return ValueKind::Other;
+    ValueKind kind = is_null(arg) ? ValueKind::Unknown : classify_value(arg, scope, -1, depth + 1);
+    return kind == ValueKind::Unknown ? ValueKind::Model : kind;
+  }
   if (names::is_model_wrapper(leaf) || is_module_class(leaf)) return ValueKind::Model;
   bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
   if (leaf.starts_with("Parameter") || leaf == "Buffer") return ValueKind::Other;  // tensors
