@@ -16,6 +16,7 @@
 #include "server/cli/gpus_command.h"
 #include "server/cli/rule_commands.h"
 #include "server/cli/version.h"
+#include "server/lsp/lsp_command.h"
 
 namespace {
 
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
   CLI::App* estimate = server::add_estimate_command(app, estimate_args);
   server::GpusArgs gpus_args;
   CLI::App* gpus = server::add_gpus_command(app, gpus_args);
+  preflight::lsp::LspArgs lsp_args;
+  CLI::App* lsp = preflight::lsp::add_lsp_command(app, lsp_args);
   // Further subcommands (`lsp`, `estimate`, `gpus`) are registered here, each from its own
   // server/ module, and dispatched below; the check shorthand picks up their names itself.
 
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
   if (explain->parsed()) return server::run_explain(explain_code, std::cout, std::cerr);
   if (estimate->parsed()) return server::run_estimate(estimate_args, std::cout, std::cerr);
   if (gpus->parsed()) return server::run_gpus(gpus_args, std::cout, std::cerr);
+  if (lsp->parsed()) return preflight::lsp::run_lsp(lsp_args);
   std::cout << app.help();
   return 0;
 }

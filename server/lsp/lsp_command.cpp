@@ -1,0 +1,48 @@
+#include "server/lsp/lsp_command.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "server/lsp/server.h"
+
+namespace preflight::lsp {
+
+CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
+  CLI::App* cmd = app.add_subcommand("lsp", "Run the language server over stdin/stdout (LSP 3.17)");
+  cmd->add_option("--log-file", args.log_file, "Write the server log to this file instead of stderr");
+  cmd->add_option("--log-level", args.log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--debounce-ms", args.debounce_ms, "Quiet time after an edit before it is analysed")
+      ->check(CLI::Range(0, 2000))
+      ->capture_default_str();
+  cmd->add_option("--workers", args.workers, "Analysis threads")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_flag("--stdio", args.stdio, "Talk over stdin/stdout (the default and only transport)");
+  return cmd;
+}
+
+int run_lsp(const LspArgs& args) {
+  std::shared_ptr<spdlog::logger> log;
+  try {
+    if (args.log_file.empty())
+      log = std::make_shared<spdlog::logger>("preflight", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    else
+      log = std::make_shared<spdlog::logger>("preflight",
+                                             std::make_shared<spdlog::sinks::basic_file_sink_mt>(args.log_file));
+  } catch (const spdlog::spdlog_ex& e) {
+    std::cerr << "preflight lsp: cannot open the log file: " << e.what() << "\n";
+    return 2;
+  }
+  log->set_level(spdlog::level::from_str(args.log_level));
+  log->flush_on(spdlog::level::info);
+  ServerOptions options;
+  options.debounce_ms = args.debounce_ms;
+  options.workers = args.workers;
+  options.log = log;
+  return run_stdio_server(std::move(options));
+}
+
+}  // namespace preflight::lsp

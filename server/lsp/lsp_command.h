@@ -1,0 +1,20 @@
+// `preflight lsp`: the command-line face of the language server (logging flags, debounce).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace preflight::lsp {
+
+struct LspArgs {
+  std::string log_file;         // empty: stderr
+  std::string log_level = "info";
+  int debounce_ms = 50;
+  unsigned workers = 2;
+  bool stdio = true;  // vscode-languageclient passes --stdio; stdio is the only transport
+};
+
+CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
+int run_lsp(const LspArgs& args);
+
+}  // namespace preflight::lsp

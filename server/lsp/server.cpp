@@ -1,0 +1,753 @@
+#include "server/lsp/server.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "protocol/jsonrpc.h"
+#include "rules/incremental.h"
+#include "server/cli/config.h"
+#include "server/cli/version.h"
+#include "server/lsp/client_capabilities.h"
+#include "server/lsp/features.h"
+#include "server/lsp/settings.h"
+#include "server/lsp/snapshot.h"
+#include "server/lsp/uri.h"
+#include "server/lsp/workspace_scan.h"
+
+namespace preflight::lsp {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using protocol::error_code::kInternalError;
+using protocol::error_code::kInvalidParams;
+using protocol::error_code::kInvalidRequest;
+using protocol::error_code::kMethodNotFound;
+using protocol::error_code::kRequestCancelled;
+using protocol::error_code::kServerNotInitialized;
+
+namespace {
+
+using Executor = asio::thread_pool::executor_type;
+using Strand = asio::strand<Executor>;
+using CancelFlag = std::shared_ptr<std::atomic<bool>>;
+
+// A request's params that do not have the expected shape.
+struct BadParams : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const json& require_object(const json& params, const char* key) {
+  if (!params.is_object() || !params.contains(key) || !params[key].is_object())
+    throw BadParams(std::string("params.") + key + " must be an object");
+  return params[key];
+}
+
+std::string require_uri(const json& params) {
+  const json& doc = require_object(params, "textDocument");
+  if (!doc.contains("uri") || !doc["uri"].is_string()) throw BadParams("params.textDocument.uri must be a string");
+  return doc["uri"].get<std::string>();
+}
+
+int version_of(const json& text_document) {
+  auto it = text_document.find("version");
+  return it != text_document.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+}  // namespace
+
+// One open document. The strand owns everything below `strand`; `newest_version` is written
+// by the control strand when a change arrives, so a running analysis can see it is stale.
+struct Document {
+  Document(std::string uri_, const Executor& ex) : uri(std::move(uri_)), strand(asio::make_strand(ex)), debounce(strand) {}
+
+  const std::string uri;
+  std::optional<fs::path> path;
+  Strand strand;
+  asio::steady_timer debounce;
+  std::atomic<int> newest_version{0};
+
+  std::unique_ptr<rules::DocumentAnalysis> analysis;
+  int version = 0;
+  std::shared_ptr<const EffectiveSettings> settings;
+  std::shared_ptr<const Snapshot> snapshot;
+  int published_version = -1;
+  std::string published_id;
+  bool closed = false;
+};
+
+struct LanguageServer::Impl {
+  enum class Phase { Uninitialized, Running, ShutDown };
+
+  Impl(ServerOptions o, Writer w)
+      : options(std::move(o)), writer(std::move(w)), pool(std::max(1u, options.workers)),
+        control(asio::make_strand(pool.get_executor())), parent_watch(control) {}
+
+  ServerOptions options;
+  Writer writer;
+  std::mutex write_mu;
+  asio::thread_pool pool;
+  Strand control;
+  std::atomic<bool> stopping{false};
+
+  // Control strand.
+  Phase phase = Phase::Uninitialized;
+  std::shared_ptr<const ClientCapabilities> caps = std::make_shared<ClientCapabilities>();
+  ClientSettings init_settings, workspace_settings;
+  std::map<fs::path, server::ConfigResult> configs;  // by directory searched from
+  std::map<std::string, std::shared_ptr<Document>> documents;
+  std::vector<fs::path> folders;
+  asio::steady_timer parent_watch;
+  int parent_pid = 0;
+  int settings_generation = 0;
+
+  // Requests the server sent, waiting for the client's answer (any thread).
+  std::mutex client_mu;
+  int next_client_id = 1;
+  std::map<std::string, std::function<void(const protocol::Response&)>> client_requests;
+
+  // Cancellation flags of the client's requests in flight (any thread).
+  std::mutex cancel_mu;
+  std::map<std::string, CancelFlag> cancels;
+
+  // Exit.
+  std::mutex exit_mu;
+  std::condition_variable exit_cv;
+  std::optional<int> exit_code;
+
+  // --- output ---------------------------------------------------------------------------
+
+  void send(const json& message) {
+    std::lock_guard lock(write_mu);
+    try {
+      writer(message);
+    } catch (const std::exception& e) {  // the client is gone: nobody is left to answer
+      options.log->error("cannot write to the client: {}", e.what());
+      finish(1);
+    }
+  }
+
+  void reply(const json& id, json result) {
+    forget_cancel(id);
+    send(protocol::make_response(id, std::move(result)));
+  }
+
+  void reply_error(const json& id, int code, std::string_view message) {
+    forget_cancel(id);
+    send(protocol::make_error(id, code, message));
+  }
+
+  void notify(std::string_view method, json params) { send(protocol::make_notification(method, std::move(params))); }
+
+  // window/logMessage: what the user must see (configuration errors, a lost edit).
+  void tell_user(int type, const std::string& message) {
+    options.log->info("logMessage: {}", message);
+    notify("window/logMessage", {{"type", type}, {"message", message}});
+  }
+
+  void request_client(std::string_view method, json params, std::function<void(const protocol::Response&)> done) {
+    std::string id;
+    {
+      std::lock_guard lock(client_mu);
+      id = "preflight-" + std::to_string(next_client_id++);
+      client_requests[json(id).dump()] = std::move(done);
+    }
+    send(protocol::make_request(id, method, std::move(params)));
+  }
+
+  // --- cancellation ---------------------------------------------------------------------
+
+  CancelFlag track_cancel(const json& id) {
+    auto flag = std::make_shared<std::atomic<bool>>(false);
+    std::lock_guard lock(cancel_mu);
+    cancels[id.dump()] = flag;
+    return flag;
+  }
+
+  void forget_cancel(const json& id) {
+    std::lock_guard lock(cancel_mu);
+    cancels.erase(id.dump());
+  }
+
+  void cancel(const json& params) {
+    if (!params.is_object() || !params.contains("id")) return;
+    std::lock_guard lock(cancel_mu);
+    if (auto it = cancels.find(params["id"].dump()); it != cancels.end()) it->second->store(true);
+  }
+
+  // --- exit -----------------------------------------------------------------------------
+
+  void finish(int code) {
+    std::lock_guard lock(exit_mu);
+    if (!exit_code) exit_code = code;
+    exit_cv.notify_all();
+  }
+
+  int exit_status_now() const { return phase == Phase::ShutDown ? 0 : 1; }
+
+  // --- message intake (reader thread) ---------------------------------------------------
+
+  void receive(std::string_view body) {
+    protocol::Message message = protocol::parse_message(body);
+    if (auto* invalid = std::get_if<protocol::Invalid>(&message)) {
+      options.log->warn("rejected message ({}): {}", invalid->code, invalid->message);
+      send(protocol::make_error(invalid->id, invalid->code, invalid->message));
+      return;
+    }
+    if (auto* response = std::get_if<protocol::Response>(&message)) {
+      on_client_response(std::move(*response));
+      return;
+    }
+    if (auto* note = std::get_if<protocol::Notification>(&message)) {
+      if (note->method == "$/cancelRequest") {
+        cancel(note->params);
+        return;
+      }
+      asio::post(control, [this, n = std::move(*note)]() mutable { guarded_notification(n); });
+      return;
+    }
+    auto& request = std::get<protocol::Request>(message);
+    CancelFlag flag = track_cancel(request.id);
+    asio::post(control, [this, r = std::move(request), flag]() mutable { guarded_request(r, flag); });
+  }
+
+  void on_client_response(protocol::Response response) {
+    std::function<void(const protocol::Response&)> done;
+    {
+      std::lock_guard lock(client_mu);
+      auto it = client_requests.find(response.id.dump());
+      if (it == client_requests.end()) return;
+      done = std::move(it->second);
+      client_requests.erase(it);
+    }
+    asio::post(control, [done = std::move(done), r = std::move(response)] { done(r); });
+  }
+
+  // --- requests (control strand) --------------------------------------------------------
+
+  void guarded_request(protocol::Request& r, const CancelFlag& cancelled) {
+    try {
+      on_request(r, cancelled);
+    } catch (const BadParams& e) {
+      reply_error(r.id, kInvalidParams, e.what());
+    } catch (const std::exception& e) {
+      options.log->error("{} failed: {}", r.method, e.what());
+      reply_error(r.id, kInternalError, std::string(r.method) + " failed: " + e.what());
+    }
+  }
+
+  void on_request(protocol::Request& r, const CancelFlag& cancelled) {
+    if (phase == Phase::Uninitialized && r.method != "initialize")
+      return reply_error(r.id, kServerNotInitialized, "the server has not been initialized");
+    if (phase == Phase::ShutDown) return reply_error(r.id, kInvalidRequest, "the server is shutting down");
+    if (cancelled->load()) return reply_error(r.id, kRequestCancelled, "cancelled");
+    const std::string& m = r.method;
+    if (m == "initialize") return initialize(r);
+    if (m == "shutdown") return shutdown(r);
+    if (m == "textDocument/diagnostic") return document_request(r, cancelled, &Impl::pull_diagnostics);
+    if (m == "textDocument/codeAction") return document_request(r, cancelled, &Impl::code_action);
+    if (m == "textDocument/hover") return document_request(r, cancelled, &Impl::hover_request);
+    if (m == "codeAction/resolve") return resolve_code_action(r, cancelled);
+    if (m == "workspace/diagnostic") return workspace_diagnostics(r, cancelled);
+    reply_error(r.id, kMethodNotFound, "method not supported: " + m);
+  }
+
+  void initialize(const protocol::Request& r) {
+    if (phase != Phase::Uninitialized) return reply_error(r.id, kInvalidRequest, "initialize was already received");
+    const json& p = r.params.is_object() ? r.params : json::object();
+    caps = std::make_shared<ClientCapabilities>(parse_client_capabilities(p));
+    std::vector<std::string> problems;
+    if (p.contains("initializationOptions")) {
+      const json& init = p["initializationOptions"];
+      init_settings = parse_client_settings(init, problems);
+      if (init.is_object() && init.contains("debounceMs") && init["debounceMs"].is_number_integer() && init["debounceMs"].get<int>() >= 0)
+        options.debounce_ms = std::min(2000, init["debounceMs"].get<int>());
+    }
+    read_workspace_folders(p);
+    watch_parent(p);
+    phase = Phase::Running;
+    reply(r.id, {{"capabilities", server_capabilities()},
+                 {"serverInfo", {{"name", "preflight"}, {"version", std::string(server::preflight_version())}}}});
+    for (const auto& problem : problems) tell_user(2, problem);
+    options.log->info("initialized: encoding {}, {} diagnostics, relatedInformation {}", encoding_name(caps->encoding),
+                      caps->pull_diagnostics ? "pull" : "push", caps->related_information);
+  }
+
+  json server_capabilities() const {
+    return {
+        {"positionEncoding", encoding_name(caps->encoding)},
+        {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+        {"diagnosticProvider", {{"identifier", "preflight"}, {"interFileDependencies", false}, {"workspaceDiagnostics", true}}},
+        {"codeActionProvider", {{"codeActionKinds", json::array({"quickfix", kFixAllKind})}, {"resolveProvider", true}}},
+        {"hoverProvider", true},
+        {"workspace", {{"workspaceFolders", {{"supported", true}, {"changeNotifications", true}}}}},
+    };
+  }
+
+  void read_workspace_folders(const json& p) {
+    if (p.contains("workspaceFolders") && p["workspaceFolders"].is_array()) {
+      for (const json& f : p["workspaceFolders"])
+        if (f.is_object() && f.contains("uri") && f["uri"].is_string())
+          if (auto path = uri_to_path(f["uri"].get<std::string>())) folders.push_back(*path);
+    } else if (p.contains("rootUri") && p["rootUri"].is_string()) {
+      if (auto path = uri_to_path(p["rootUri"].get<std::string>())) folders.push_back(*path);
+    }
+  }
+
+  // The client's death ends the server (LSP: processId), checked once a second.
+  void watch_parent(const json& p) {
+    if (!p.contains("processId") || !p["processId"].is_number_integer()) return;
+    parent_pid = p["processId"].get<int>();
+    if (parent_pid <= 0) return;
+    schedule_parent_check();
+  }
+
+  void schedule_parent_check() {
+    parent_watch.expires_after(std::chrono::seconds(1));
+    parent_watch.async_wait([this](const std::error_code& ec) {
+      if (ec || stopping) return;
+      if (::kill(parent_pid, 0) != 0 && errno == ESRCH) {
+        options.log->warn("client process {} is gone; exiting", parent_pid);
+        return finish(exit_status_now());
+      }
+      schedule_parent_check();
+    });
+  }
+
+  void shutdown(const protocol::Request& r) {
+    phase = Phase::ShutDown;
+    parent_watch.cancel();
+    reply(r.id, nullptr);
+  }
+
+  // Runs `handler` on the document's strand (after every edit sent before the request), with
+  // an analysed snapshot of its current version. A document that is not open is read from
+  // disk for a diagnostic pull, and answered with nothing otherwise.
+  using DocumentHandler = void (Impl::*)(const protocol::Request&, const std::shared_ptr<const Snapshot>&);
+
+  void document_request(protocol::Request& r, const CancelFlag& cancelled, DocumentHandler handler) {
+    std::string uri = require_uri(r.params);
+    auto it = documents.find(uri);
+    if (it == documents.end()) {
+      auto snapshot = r.method == "textDocument/diagnostic" ? snapshot_from_disk(uri) : nullptr;
+      if (!snapshot) return reply(r.id, r.method == "textDocument/codeAction" ? json::array() : json(nullptr));
+      return (this->*handler)(r, snapshot);
+    }
+    std::shared_ptr<Document> doc = it->second;
+    asio::post(doc->strand, [this, doc, r = std::move(r), cancelled, handler] {
+      try {
+        if (cancelled->load()) return reply_error(r.id, kRequestCancelled, "cancelled");
+        auto snapshot = current_snapshot(*doc, cancelled);
+        if (!snapshot) return reply_error(r.id, kRequestCancelled, "cancelled");
+        (this->*handler)(r, snapshot);
+      } catch (const BadParams& e) {
+        reply_error(r.id, kInvalidParams, e.what());
+      } catch (const std::exception& e) {
+        options.log->error("{} failed: {}", r.method, e.what());
+        reply_error(r.id, kInternalError, r.method + " failed: " + e.what());
+      }
+    });
+  }
+
+  std::shared_ptr<const Snapshot> snapshot_from_disk(const std::string& uri) {
+    auto path = uri_to_path(uri);
+    if (!path) return nullptr;
+    auto text = read_document_file(*path);
+    if (!text) return nullptr;
+    auto settings = settings_for(*path);
+    rules::CheckResult result = rules::check_source(*text, settings->options);
+    return std::make_shared<Snapshot>(uri, 0, std::move(*text), caps->encoding, std::move(result), settings, *caps);
+  }
+
+  void pull_diagnostics(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
+    const json& p = r.params;
+    if (p.contains("previousResultId") && p["previousResultId"].is_string() &&
+        p["previousResultId"].get<std::string>() == snapshot->result_id)
+      return reply(r.id, {{"kind", "unchanged"}, {"resultId", snapshot->result_id}});
+    reply(r.id, {{"kind", "full"}, {"resultId", snapshot->result_id}, {"items", snapshot->diagnostics}});
+  }
+
+  void code_action(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
+    json actions = code_actions(*snapshot, r.params, *caps);
+    // A client that resolves edits gets fix-all without its edit; it is computed on resolve
+    // against the version it was offered for.
+    if (caps->code_action_resolve_edit)
+      for (json& a : actions)
+        if (a["kind"] == kFixAllKind) {
+          a.erase("edit");
+          a["data"] = {{"uri", snapshot->uri}, {"version", snapshot->version}};
+        }
+    reply(r.id, std::move(actions));
+  }
+
+  void hover_request(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
+    reply(r.id, hover(*snapshot, r.params, *caps));
+  }
+
+  void resolve_code_action(protocol::Request& r, const CancelFlag& cancelled) {
+    json action = r.params;
+    if (!action.is_object()) throw BadParams("params must be a code action");
+    const json data = action.value("data", json());
+    if (action.contains("edit") || !data.is_object() || !data.contains("uri") || !data["uri"].is_string())
+      return reply(r.id, action);
+    auto it = documents.find(data["uri"].get<std::string>());
+    if (it == documents.end()) return reply(r.id, action);
+    std::shared_ptr<Document> doc = it->second;
+    asio::post(doc->strand, [this, doc, r, action, data, cancelled]() mutable {
+      // A fix for a version the client no longer has would be a wrong edit: return none.
+      if (doc->version != data.value("version", -1)) return reply(r.id, action);
+      auto snapshot = current_snapshot(*doc, cancelled);
+      if (!snapshot) return reply_error(r.id, kRequestCancelled, "cancelled");
+      action["edit"] = workspace_edit(snapshot->uri, snapshot->version, fix_all_edits(*snapshot), *caps);
+      reply(r.id, action);
+    });
+  }
+
+  void workspace_diagnostics(protocol::Request& r, const CancelFlag& cancelled) {
+    WorkspaceScan scan;
+    scan.folders = folders;
+    for (const auto& [uri, doc] : documents) scan.open_uris.insert(uri);
+    scan.previous = previous_result_ids(r.params);
+    scan.init_settings = init_settings;
+    scan.workspace_settings = workspace_settings;
+    scan.caps = caps;
+    scan.cancelled = [cancelled, this] { return cancelled->load() || stopping.load(); };
+    scan.partial_token = r.params.is_object() ? r.params.value("partialResultToken", json()) : json();
+    json progress_token = r.params.is_object() ? r.params.value("workDoneToken", json()) : json();
+    auto run = [this, scan = std::move(scan), id = r.id](json token) mutable {
+      scan.progress_token = std::move(token);
+      scan.send = [this](const json& m) { send(m); };
+      asio::post(pool, [this, scan = std::move(scan), id] {
+        std::optional<json> result = run_workspace_scan(scan);
+        if (!result) return reply_error(id, kRequestCancelled, "cancelled");
+        reply(id, std::move(*result));
+      });
+    };
+    if (!progress_token.is_null() || !caps->work_done_progress) return run(std::move(progress_token));
+    // Progress the client did not ask for needs a token it created first.
+    std::string token = "preflight-scan-" + std::to_string(++settings_generation);
+    request_client("window/workDoneProgress/create", {{"token", token}},
+                   [run = std::move(run), token](const protocol::Response& resp) mutable {
+                     run(resp.error.is_null() ? json(token) : json());
+                   });
+  }
+
+  static std::map<std::string, std::string> previous_result_ids(const json& params) {
+    std::map<std::string, std::string> out;
+    if (!params.is_object() || !params.contains("previousResultIds") || !params["previousResultIds"].is_array()) return out;
+    for (const json& p : params["previousResultIds"])
+      if (p.is_object() && p.contains("uri") && p.contains("value") && p["uri"].is_string() && p["value"].is_string())
+        out[p["uri"].get<std::string>()] = p["value"].get<std::string>();
+    return out;
+  }
+
+  // --- notifications (control strand) ---------------------------------------------------
+
+  void guarded_notification(protocol::Notification& n) {
+    try {
+      on_notification(n);
+    } catch (const std::exception& e) {
+      options.log->error("{} failed: {}", n.method, e.what());
+    }
+  }
+
+  void on_notification(protocol::Notification& n) {
+    if (n.method == "exit") return finish(exit_status_now());
+    if (phase != Phase::Running) return;  // dropped before initialize and after shutdown
+    const std::string& m = n.method;
+    if (m == "initialized") return after_initialized();
+    if (m == "textDocument/didOpen") return did_open(n.params);
+    if (m == "textDocument/didChange") return did_change(n.params);
+    if (m == "textDocument/didClose") return did_close(n.params);
+    if (m == "workspace/didChangeConfiguration") return did_change_configuration(n.params);
+    if (m == "workspace/didChangeWatchedFiles") return did_change_watched_files();
+    if (m == "workspace/didChangeWorkspaceFolders") return did_change_folders(n.params);
+    // didSave and everything else: nothing to do (unknown notifications are ignored).
+  }
+
+  void after_initialized() {
+    if (caps->watched_files_registration) {
+      json watchers = json::array({{{"globPattern", "**/pyproject.toml"}}, {{"globPattern", "**/.preflight.toml"}},
+                                   {{"globPattern", "**/.torch-preflight.toml"}}, {{"globPattern", "**/torch-preflight.toml"}}});
+      request_client("client/registerCapability",
+                     {{"registrations", json::array({{{"id", "preflight-config-watch"},
+                                                      {"method", "workspace/didChangeWatchedFiles"},
+                                                      {"registerOptions", {{"watchers", watchers}}}}})}},
+                     [](const protocol::Response&) {});
+    }
+    pull_configuration();
+  }
+
+  void pull_configuration() {
+    if (!caps->configuration) return;
+    request_client("workspace/configuration", {{"items", json::array({{{"section", "preflight"}}})}},
+                   [this](const protocol::Response& resp) {
+                     if (!resp.error.is_null() || !resp.result.is_array() || resp.result.empty()) return;
+                     std::vector<std::string> problems;
+                     workspace_settings = parse_client_settings(resp.result[0], problems);
+                     for (const auto& problem : problems) tell_user(2, problem);
+                     refresh_all();
+                   });
+  }
+
+  void did_open(const json& params) {
+    const json& td = require_object(params, "textDocument");
+    if (!td.contains("uri") || !td["uri"].is_string() || !td.contains("text") || !td["text"].is_string()) return;
+    std::string uri = td["uri"].get<std::string>();
+    int version = version_of(td);
+    auto doc = std::make_shared<Document>(uri, pool.get_executor());
+    doc->path = uri_to_path(uri);
+    doc->newest_version = version;
+    documents[uri] = doc;
+    auto settings = doc->path ? settings_for(*doc->path) : default_settings();
+    asio::post(doc->strand, [this, doc, version, settings, text = td["text"].get<std::string>()]() mutable {
+      doc->analysis = std::make_unique<rules::DocumentAnalysis>(std::move(text));
+      doc->version = version;
+      doc->settings = settings;
+      analyse(*doc);
+    });
+  }
+
+  void did_change(const json& params) {
+    std::string uri = require_uri(params);
+    auto it = documents.find(uri);
+    if (it == documents.end() || !params.contains("contentChanges") || !params["contentChanges"].is_array()) return;
+    std::shared_ptr<Document> doc = it->second;
+    int version = version_of(params["textDocument"]);
+    doc->newest_version = version;
+    asio::post(doc->strand, [this, doc, version, changes = params["contentChanges"]] {
+      apply_changes(*doc, changes);
+      doc->version = version;
+      schedule_analysis(doc);
+    });
+  }
+
+  // Each change applies to the text the previous one produced (LSP 3.17 §didChange).
+  void apply_changes(Document& doc, const json& changes) {
+    for (const json& change : changes) {
+      if (!change.is_object() || !change.contains("text") || !change["text"].is_string()) continue;
+      const std::string& text = change["text"].get_ref<const std::string&>();
+      if (!change.contains("range")) {
+        doc.analysis->replace_all(text);
+        continue;
+      }
+      PositionMap map(doc.analysis->text(), caps->encoding);
+      std::optional<analysis::ByteRange> range = map.byte_range(change["range"]);
+      if (!range) {
+        tell_user(1, "preflight: an edit to " + display_name_of(doc.uri) +
+                         " has an invalid range and was dropped; close and reopen the file to resync");
+        continue;
+      }
+      doc.analysis->edit(range->begin, range->end, text);
+    }
+  }
+
+  void schedule_analysis(const std::shared_ptr<Document>& doc) {
+    doc->debounce.expires_after(std::chrono::milliseconds(options.debounce_ms));
+    doc->debounce.async_wait([this, doc](const std::error_code& ec) {
+      if (!ec) analyse(*doc);
+    });
+  }
+
+  void did_close(const json& params) {
+    std::string uri = require_uri(params);
+    auto it = documents.find(uri);
+    if (it == documents.end()) return;
+    std::shared_ptr<Document> doc = it->second;
+    documents.erase(it);
+    doc->newest_version = -1;  // cancels a running analysis
+    asio::post(doc->strand, [this, doc] {
+      doc->closed = true;
+      doc->debounce.cancel();
+      if (!caps->pull_diagnostics) notify("textDocument/publishDiagnostics", {{"uri", doc->uri}, {"diagnostics", json::array()}});
+    });
+  }
+
+  void did_change_configuration(const json& params) {
+    // eglot pushes its settings here; VS Code and Neovim send null and expect a pull.
+    if (params.is_object() && params.contains("settings") && params["settings"].is_object() &&
+        !params["settings"].empty()) {
+      std::vector<std::string> problems;
+      workspace_settings = parse_client_settings(params["settings"], problems);
+      for (const auto& problem : problems) tell_user(2, problem);
+      refresh_all();
+    }
+    pull_configuration();
+  }
+
+  void did_change_watched_files() {
+    configs.clear();
+    refresh_all();
+  }
+
+  void did_change_folders(const json& params) {
+    if (!params.is_object() || !params.contains("event")) return;
+    const json& event = params["event"];
+    auto paths = [](const json& list) {
+      std::vector<fs::path> out;
+      if (list.is_array())
+        for (const json& f : list)
+          if (f.is_object() && f.contains("uri") && f["uri"].is_string())
+            if (auto p = uri_to_path(f["uri"].get<std::string>())) out.push_back(*p);
+      return out;
+    };
+    for (const fs::path& gone : paths(event.value("removed", json()))) std::erase(folders, gone);
+    for (const fs::path& added : paths(event.value("added", json()))) folders.push_back(added);
+  }
+
+  // New settings for every open document; those whose settings changed are re-analysed (and
+  // pushed), and pull clients are asked to pull again.
+  void refresh_all() {
+    ++settings_generation;
+    for (const auto& [uri, doc] : documents) {
+      auto settings = doc->path ? settings_for(*doc->path) : default_settings();
+      asio::post(doc->strand, [this, doc, settings] {
+        if (doc->settings && *doc->settings == *settings) return;
+        doc->settings = settings;
+        analyse(*doc);
+      });
+    }
+    if (caps->pull_diagnostics && caps->diagnostic_refresh)
+      request_client("workspace/diagnostic/refresh", nullptr, [](const protocol::Response&) {});
+  }
+
+  // --- settings -------------------------------------------------------------------------
+
+  std::shared_ptr<const EffectiveSettings> default_settings() const {
+    return std::make_shared<EffectiveSettings>(merge(server::Config{}, init_settings, workspace_settings));
+  }
+
+  // Control strand: the nearest configuration file (cached per directory until a watched
+  // file changes), merged with the client's layers.
+  std::shared_ptr<const EffectiveSettings> settings_for(const fs::path& file) {
+    return std::make_shared<EffectiveSettings>(merge(project_config(file.parent_path()), init_settings, workspace_settings));
+  }
+
+  server::Config project_config(const fs::path& dir) {
+    auto it = configs.find(dir);
+    if (it == configs.end()) {
+      server::ConfigResult loaded;
+      if (auto location = server::find_config(dir)) {
+        loaded = server::load_config(*location, location->file.string());
+        for (const auto& w : loaded.warnings) tell_user(2, w);
+        if (!loaded.ok()) {
+          tell_user(1, loaded.error + " (preflight uses its defaults until it is fixed)");
+          loaded.config = server::Config{};
+        }
+      }
+      it = configs.emplace(dir, std::move(loaded)).first;
+    }
+    return it->second.config;
+  }
+
+  // --- analysis (document strand) -------------------------------------------------------
+
+  // Analyses the document's current version unless its snapshot is already of it (with the
+  // same settings); publishes for push clients.
+  void analyse(Document& doc, const CancelFlag& request_cancelled = nullptr) {
+    if (doc.closed || !doc.analysis) return;
+    if (doc.snapshot && doc.snapshot->version == doc.version && doc.snapshot->settings == doc.settings) return;
+    int version = doc.version;
+    auto cancelled = [&doc, version, this, &request_cancelled] {
+      return doc.newest_version.load() != version || stopping.load() ||
+             (request_cancelled && request_cancelled->load());
+    };
+    auto start = std::chrono::steady_clock::now();
+    std::optional<rules::CheckResult> result = doc.analysis->check(doc.settings->options, cancelled);
+    if (!result) {
+      options.log->debug("{} v{}: analysis superseded", doc.uri, version);
+      return;
+    }
+    doc.snapshot = std::make_shared<Snapshot>(doc.uri, version, doc.analysis->text(), caps->encoding,
+                                              std::move(*result), doc.settings, *caps);
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+    const auto& stats = doc.analysis->last_stats();
+    options.log->debug("{} v{}: {} findings in {} us ({} of {} units re-analysed)", doc.uri, version,
+                       doc.snapshot->result.findings.size(), micros, stats.reanalysed, stats.units);
+    publish(doc);
+  }
+
+  std::shared_ptr<const Snapshot> current_snapshot(Document& doc, const CancelFlag& cancelled) {
+    analyse(doc, cancelled);
+    if (!doc.snapshot || doc.snapshot->version != doc.version) return nullptr;
+    return doc.snapshot;
+  }
+
+  void publish(Document& doc) {
+    if (caps->pull_diagnostics) return;
+    const Snapshot& s = *doc.snapshot;
+    if (s.version < doc.published_version) return;
+    if (s.version == doc.published_version && s.result_id == doc.published_id) return;
+    doc.published_version = s.version;
+    doc.published_id = s.result_id;
+    notify("textDocument/publishDiagnostics", {{"uri", s.uri}, {"version", s.version}, {"diagnostics", s.diagnostics}});
+  }
+};
+
+LanguageServer::LanguageServer(ServerOptions options, Writer write)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(write))) {}
+
+LanguageServer::~LanguageServer() {
+  impl_->stopping = true;
+  impl_->pool.stop();
+  impl_->pool.join();
+}
+
+void LanguageServer::receive(std::string_view body) { impl_->receive(body); }
+
+void LanguageServer::framing_error(std::string_view what) {
+  impl_->options.log->warn("framing error: {}", what);
+  impl_->send(protocol::make_error(nullptr, protocol::error_code::kParseError, what));
+}
+
+void LanguageServer::input_closed() {
+  impl_->options.log->info("end of input");
+  asio::post(impl_->control, [impl = impl_.get()] { impl->finish(impl->exit_status_now()); });
+}
+
+int LanguageServer::wait_for_exit() {
+  std::unique_lock lock(impl_->exit_mu);
+  impl_->exit_cv.wait(lock, [this] { return impl_->exit_code.has_value(); });
+  return *impl_->exit_code;
+}
+
+int run_stdio_server(ServerOptions options) {
+  ::signal(SIGPIPE, SIG_IGN);
+  auto log = options.log;
+  LanguageServer server(std::move(options), [](const json& message) {
+    std::string bytes = protocol::frame(message);
+    if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0)
+      throw std::runtime_error("stdout closed");
+  });
+  std::thread reader([&server, log] {
+    protocol::FrameReader frames;
+    std::vector<char> buffer(64 * 1024);
+    for (;;) {
+      ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      frames.feed(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+      while (auto frame = frames.next()) {
+        if (!frame->error.empty()) server.framing_error(frame->error);
+        else server.receive(frame->body);
+      }
+    }
+    server.input_closed();
+  });
+  int code = server.wait_for_exit();
+  log->info("exit {}", code);
+  log->flush();
+  std::fflush(stdout);
+  // The reader may be blocked in read(); the process ends without joining it.
+  reader.detach();
+  std::_Exit(code);
+}
+
+}  // namespace preflight::lsp

@@ -1,0 +1,130 @@
+#include "server/lsp/workspace_scan.h"
+
+#include <fstream>
+
+#include "protocol/jsonrpc.h"
+#include "rules/engine.h"
+#include "server/cli/config.h"
+#include "server/cli/discovery.h"
+#include "server/cli/file_io.h"
+#include "server/lsp/snapshot.h"
+#include "server/lsp/uri.h"
+
+namespace preflight::lsp {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kPartialBatch = 25;
+
+// Settings by directory, for one scan.
+class SettingsCache {
+ public:
+  explicit SettingsCache(const WorkspaceScan& scan) : scan_(scan) {}
+
+  std::shared_ptr<const EffectiveSettings> for_dir(const fs::path& dir) {
+    auto it = cache_.find(dir);
+    if (it != cache_.end()) return it->second;
+    server::Config config;
+    if (auto location = server::find_config(dir)) {
+      server::ConfigResult loaded = server::load_config(*location, location->file.string());
+      if (loaded.ok()) config = loaded.config;
+    }
+    auto settings = std::make_shared<EffectiveSettings>(merge(config, scan_.init_settings, scan_.workspace_settings));
+    cache_.emplace(dir, settings);
+    return settings;
+  }
+
+ private:
+  const WorkspaceScan& scan_;
+  std::map<fs::path, std::shared_ptr<const EffectiveSettings>> cache_;
+};
+
+void progress(const WorkspaceScan& scan, json value) {
+  if (scan.progress_token.is_null()) return;
+  scan.send(protocol::make_notification("$/progress", {{"token", scan.progress_token}, {"value", std::move(value)}}));
+}
+
+std::vector<server::SourceFile> files_of(const fs::path& folder, SettingsCache& settings) {
+  auto folder_settings = settings.for_dir(folder);
+  server::DiscoveryOptions options;
+  options.excludes = folder_settings->excludes;
+  for (auto& p : gitignore_patterns(folder)) options.excludes.push_back(std::move(p));
+  options.base_dir = folder;
+  options.config_dir = folder_settings->config_dir;
+  return server::discover_files({folder.string()}, options).files;
+}
+
+json report_for(const WorkspaceScan& scan, const server::SourceFile& file, SettingsCache& settings) {
+  fs::path path = fs::absolute(file.location).lexically_normal();
+  std::string uri = path_to_uri(path);
+  std::optional<std::string> text = read_document_file(path);
+  if (!text) return nullptr;
+  auto effective = settings.for_dir(path.parent_path());
+  rules::CheckResult result = rules::check_source(*text, effective->options);
+  Snapshot snapshot(uri, 0, std::move(*text), scan.caps->encoding, std::move(result), effective, *scan.caps);
+  auto previous = scan.previous.find(uri);
+  if (previous != scan.previous.end() && previous->second == snapshot.result_id)
+    return {{"uri", uri}, {"version", nullptr}, {"kind", "unchanged"}, {"resultId", snapshot.result_id}};
+  return {{"uri", uri}, {"version", nullptr}, {"kind", "full"}, {"resultId", snapshot.result_id},
+          {"items", snapshot.diagnostics}};
+}
+
+}  // namespace
+
+std::optional<std::string> read_document_file(const fs::path& path) {
+  server::ReadResult read = server::read_source_file(path);
+  return read.text;
+}
+
+std::vector<std::string> gitignore_patterns(const fs::path& folder) {
+  std::vector<std::string> out;
+  std::ifstream in(folder / ".gitignore");
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
+    if (line[0] == '/') line.erase(0, 1);
+    if (line.empty()) continue;
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
+  SettingsCache settings(scan);
+  progress(scan, {{"kind", "begin"}, {"title", "preflight: checking the workspace"}, {"percentage", 0}});
+  std::vector<server::SourceFile> files;
+  for (const fs::path& folder : scan.folders) {
+    auto found = files_of(folder, settings);
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  json items = json::array();
+  json batch = json::array();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (scan.cancelled()) {
+      progress(scan, {{"kind", "end"}, {"message", "cancelled"}});
+      return std::nullopt;
+    }
+    fs::path path = fs::absolute(files[i].location).lexically_normal();
+    if (scan.open_uris.count(path_to_uri(path))) continue;
+    json report = report_for(scan, files[i], settings);
+    if (report.is_null()) continue;
+    (scan.partial_token.is_null() ? items : batch).push_back(std::move(report));
+    if (batch.size() >= kPartialBatch) {
+      scan.send(protocol::make_notification("$/progress", {{"token", scan.partial_token}, {"value", {{"items", batch}}}}));
+      batch = json::array();
+    }
+    if (i % 10 == 9)
+      progress(scan, {{"kind", "report"}, {"message", std::to_string(i + 1) + "/" + std::to_string(files.size()) + " files"},
+                      {"percentage", static_cast<int>(100 * (i + 1) / files.size())}});
+  }
+  if (!batch.empty())
+    scan.send(protocol::make_notification("$/progress", {{"token", scan.partial_token}, {"value", {{"items", batch}}}}));
+  progress(scan, {{"kind", "end"}, {"message", std::to_string(files.size()) + " files checked"}});
+  return json{{"items", items}};
+}
+
+}  // namespace preflight::lsp

@@ -1,0 +1,46 @@
+// workspace/diagnostic: every Python file under the workspace folders that is not open, read
+// from disk and checked with the settings its nearest configuration file gives, so the
+// problems panel lists files the user has not opened. Skips the built-in excludes, the
+// configured `exclude` patterns and the folder's .gitignore entries. Streams partial results
+// and $/progress when the client gave tokens. Runs on a pool thread; reads only its inputs.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/lsp/client_capabilities.h"
+#include "server/lsp/settings.h"
+
+namespace preflight::lsp {
+
+struct WorkspaceScan {
+  std::vector<std::filesystem::path> folders;
+  std::set<std::string> open_uris;            // reported from their live text instead
+  std::map<std::string, std::string> previous;  // uri -> resultId the client holds
+  ClientSettings init_settings, workspace_settings;
+  std::shared_ptr<const ClientCapabilities> caps;
+  std::function<bool()> cancelled;
+  nlohmann::json partial_token;   // null: everything in the final result
+  nlohmann::json progress_token;  // null: no $/progress
+  std::function<void(const nlohmann::json&)> send;  // for $/progress
+};
+
+// The WorkspaceDiagnosticReport, or nullopt when cancelled.
+std::optional<nlohmann::json> run_workspace_scan(const WorkspaceScan& scan);
+
+// A document read from disk for the editor: nullopt when missing, unreadable or over the cap.
+std::optional<std::string> read_document_file(const std::filesystem::path& path);
+
+// The folder's .gitignore as exclude patterns (rules.md §8 matching): comments, negations and
+// patterns with wildcards inside a directory part are skipped; a leading '/' is dropped.
+std::vector<std::string> gitignore_patterns(const std::filesystem::path& folder);
+
+}  // namespace preflight::lsp
