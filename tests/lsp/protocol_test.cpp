@@ -1,0 +1,154 @@
+// JSON-RPC framing and classification, the URI mapping and the pure LSP helpers.
+#include <gtest/gtest.h>
+
+#include "protocol/jsonrpc.h"
+#include "server/lsp/client_capabilities.h"
+#include "server/lsp/convert.h"
+#include "server/lsp/settings.h"
+#include "server/lsp/uri.h"
+
+namespace preflight {
+namespace {
+
+using protocol::FrameReader;
+using protocol::json;
+
+TEST(FrameReader, ReassemblesHeadersAndBodiesSplitAtEveryByte) {
+  std::string stream = protocol::frame({{"jsonrpc", "2.0"}, {"method", "a"}}) +
+                       "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n" +
+                       protocol::frame({{"jsonrpc", "2.0"}, {"method", "b"}});
+  FrameReader reader;
+  std::vector<std::string> bodies;
+  for (char c : stream) {
+    reader.feed(std::string_view(&c, 1));
+    while (auto f = reader.next()) {
+      ASSERT_TRUE(f->error.empty()) << f->error;
+      bodies.push_back(f->body);
+    }
+  }
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_EQ(json::parse(bodies[0])["method"], "a");
+  EXPECT_EQ(json::parse(bodies[1])["method"], "b");
+  EXPECT_EQ(reader.pending(), 0u);
+}
+
+TEST(FrameReader, HeaderNamesAreCaseInsensitive) {
+  FrameReader reader;
+  reader.feed("content-length: 2\r\n\r\n{}");
+  auto f = reader.next();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->body, "{}");
+}
+
+TEST(FrameReader, MissingLengthIsReportedAndReadingResumes) {
+  FrameReader reader;
+  reader.feed("X-Nothing: 1\r\n\r\n" + protocol::frame(json::object()));
+  auto bad = reader.next();
+  ASSERT_TRUE(bad);
+  EXPECT_FALSE(bad->error.empty());
+  auto good = reader.next();
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->body, "{}");
+}
+
+TEST(FrameReader, OversizeBodyIsSkippedNotBuffered) {
+  FrameReader reader;
+  reader.feed("Content-Length: 999999999999\r\n\r\n");
+  auto bad = reader.next();
+  ASSERT_TRUE(bad);
+  EXPECT_NE(bad->error.find("limit"), std::string::npos);
+  reader.feed(std::string(1000, 'x'));
+  EXPECT_FALSE(reader.next());
+  EXPECT_EQ(reader.pending(), 0u);
+}
+
+TEST(FrameReader, NonNumericLengthIsAFramingError) {
+  FrameReader reader;
+  reader.feed("Content-Length: 12abc\r\n\r\n");
+  auto bad = reader.next();
+  ASSERT_TRUE(bad);
+  EXPECT_FALSE(bad->error.empty());
+}
+
+TEST(ParseMessage, ClassifiesEveryShape) {
+  using namespace protocol;
+  EXPECT_TRUE(std::holds_alternative<Request>(parse_message(R"({"jsonrpc":"2.0","id":1,"method":"x"})")));
+  EXPECT_TRUE(std::holds_alternative<Request>(parse_message(R"({"jsonrpc":"2.0","id":"a","method":"x","params":{}})")));
+  EXPECT_TRUE(std::holds_alternative<Notification>(parse_message(R"({"jsonrpc":"2.0","method":"x"})")));
+  EXPECT_TRUE(std::holds_alternative<Response>(parse_message(R"({"jsonrpc":"2.0","id":3,"result":null})")));
+  auto parse_error = std::get<Invalid>(parse_message("{not json"));
+  EXPECT_EQ(parse_error.code, error_code::kParseError);
+  EXPECT_TRUE(parse_error.id.is_null());
+  EXPECT_EQ(std::get<Invalid>(parse_message("[1,2]")).code, error_code::kInvalidRequest);
+  auto bad_method = std::get<Invalid>(parse_message(R"({"id":7,"method":5})"));
+  EXPECT_EQ(bad_method.code, error_code::kInvalidRequest);
+  EXPECT_EQ(bad_method.id, 7);
+  EXPECT_EQ(std::get<Invalid>(parse_message(R"({"id":{"x":1},"method":"m"})")).code, error_code::kInvalidRequest);
+  EXPECT_EQ(std::get<Invalid>(parse_message(R"({"id":1,"method":"m","params":3})")).code, error_code::kInvalidRequest);
+}
+
+TEST(Frame, InvalidUtf8InStringsIsReplacedNotThrown) {
+  json m = {{"message", std::string("bad \xff byte")}};
+  std::string framed;
+  EXPECT_NO_THROW(framed = protocol::frame(m));
+  EXPECT_NE(framed.find("\xEF\xBF\xBD"), std::string::npos);
+}
+
+TEST(Uri, RoundTripsPercentEncodedPaths) {
+  std::filesystem::path p = "/tmp/my project/train é#1.py";
+  std::string uri = lsp::path_to_uri(p);
+  EXPECT_EQ(uri, "file:///tmp/my%20project/train%20%C3%A9%231.py");
+  EXPECT_EQ(lsp::uri_to_path(uri), p);
+  EXPECT_EQ(lsp::uri_to_path("file://localhost/a/b.py"), std::filesystem::path("/a/b.py"));
+  EXPECT_FALSE(lsp::uri_to_path("untitled:Untitled-1"));
+  EXPECT_FALSE(lsp::uri_to_path("file://server/share/a.py"));
+}
+
+TEST(ClientCapabilities, Utf8WinsWhenOfferedAndUtf16IsTheDefault) {
+  EXPECT_EQ(lsp::parse_client_capabilities({{"capabilities", json::object()}}).encoding,
+            analysis::ColumnUnit::Utf16Units);
+  json offered = {{"capabilities", {{"general", {{"positionEncodings", {"utf-16", "utf-8"}}}}}}};
+  EXPECT_EQ(lsp::parse_client_capabilities(offered).encoding, analysis::ColumnUnit::Utf8Bytes);
+}
+
+TEST(PositionMap, CountsUtf16UnitsAcrossSurrogatePairs) {
+  std::string text = "a = \"é日😀\"; b\nnext\n";
+  lsp::PositionMap utf16(text, analysis::ColumnUnit::Utf16Units);
+  uint32_t b = static_cast<uint32_t>(text.find("; b") + 2);
+  EXPECT_EQ(utf16.position(b), (json{{"line", 0}, {"character", 12}}));  // 😀 counts 2
+  EXPECT_EQ(utf16.offset({{"line", 0}, {"character", 12}}), b);
+  lsp::PositionMap utf8(text, analysis::ColumnUnit::Utf8Bytes);
+  EXPECT_EQ(utf8.position(b), (json{{"line", 0}, {"character", b}}));
+  EXPECT_EQ(utf16.offset({{"line", 99}, {"character", 0}}), text.size());
+  EXPECT_FALSE(utf16.offset({{"line", -1}, {"character", 0}}));
+}
+
+TEST(ClientSettings, ReadsTheSectionOrTheWrappedTreeAndReportsBadValues) {
+  std::vector<std::string> problems;
+  auto s = lsp::parse_client_settings(
+      {{"preflight", {{"select", {"tg001", "TG999"}}, {"severity", {{"TG001", "note"}}}, {"targetGpu", "A100-80GB"}}}},
+      problems);
+  ASSERT_TRUE(s.select);
+  EXPECT_EQ(*s.select, std::vector<std::string>{"TG001"});
+  EXPECT_EQ(s.severity.at("TG001"), analysis::Severity::Note);
+  EXPECT_EQ(s.target_gpu, "A100-80GB");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("TG999"), std::string::npos);
+}
+
+TEST(ClientSettings, LaterLayersWin) {
+  server::Config project;
+  project.select = {"TG001", "TG002"};
+  project.ignore = {"TG002"};
+  lsp::ClientSettings init, workspace;
+  init.ignore = std::vector<std::string>{"TG004"};
+  workspace.select = std::vector<std::string>{"TG003"};
+  workspace.target_gpu = "T4";
+  auto e = lsp::merge(project, init, workspace);
+  EXPECT_EQ(e.options.select, (std::set<std::string>{"TG003"}));
+  EXPECT_EQ(e.options.ignore, (std::set<std::string>{"TG002", "TG004"}));
+  EXPECT_EQ(e.target_gpu, "T4");
+}
+
+}  // namespace
+}  // namespace preflight
