@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -146,7 +147,12 @@ void memory_with_open_files(const std::string& exe, const fs::path& files_dir) {
   lsp.initialize(nvim_caps());
   long before = rss_kib(lsp.pid());
   for (std::size_t i = 0; i < texts.size(); ++i) lsp.notify("textDocument/didOpen", open_params("file:///bench/f" + std::to_string(i) + ".py", texts[i]));
-  for (std::size_t i = 0; i < texts.size(); ++i) lsp.wait_diagnostics("file:///bench/f" + std::to_string(i) + ".py", 1, 60000);
+  // Diagnostics arrive in any order; wait until every file has had its first ones.
+  std::set<std::string> published;
+  lsp.wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
+    published.insert(p["uri"].get<std::string>());
+    return published.size() == texts.size();
+  }, 120000);
   long after = rss_kib(lsp.pid());
   std::printf("memory: %ld KiB RSS after initialize, %ld KiB with 100 open files (%.1f MB of source)\n", before, after,
               static_cast<double>(bytes) / 1e6);
@@ -159,6 +165,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR]\n";
     return 2;
   }
+  std::setvbuf(stdout, nullptr, _IONBF, 0);  // figures survive a failure further on
   std::string exe = argv[1];
   int edits = 200;
   std::string workspace, files_dir;
