@@ -5,7 +5,7 @@
 //      p50 / p90 / p99 over N edits;
 //   2. time from the workspace/diagnostic request to its answer over a directory;
 //   3. the server's resident memory (VmRSS) with 100 open files.
-// Usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR]
+// Usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR] [--file PY]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -85,10 +85,11 @@ json open_params(const std::string& uri, const std::string& text) {
 
 json nvim_caps() { return preflight::testing::neovim07_capabilities(); }
 
-void edit_latency(const std::string& exe, int edits) {
+// One-character edits toggled at `line` (0-based), `character`; latency per edit.
+void edit_latency(const std::string& exe, const std::string& label, const std::string& text, int line,
+                  int character, int edits) {
   LspProcess lsp({exe, "lsp", "--debounce-ms", "0", "--log-level", "off"});
   lsp.initialize(nvim_caps());
-  std::string text = generated_file();
   int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
   std::string uri = "file:///bench/train.py";
   auto t0 = std::chrono::steady_clock::now();
@@ -97,18 +98,18 @@ void edit_latency(const std::string& exe, int edits) {
   double open_ms = ms_since(t0);
   std::vector<double> samples;
   for (int v = 2; v < edits + 2; ++v) {
-    // Inside helper_120's body: line of `total = 0.0`, toggling one character.
-    int line = 4 + 120 * 20 + 4;
-    json change = {{"range", {{"start", {{"line", line}, {"character", 14}}}, {"end", {{"line", line}, {"character", 15}}}}},
-                   {"text", v % 2 ? "0" : "1"}};
+    json change = {{"range", {{"start", {{"line", line}, {"character", character}}},
+                              {"end", {{"line", line}, {"character", character}}}}},
+                   {"text", v % 2 ? " " : ""}};
+    if (v % 2 == 0) change["range"]["end"]["character"] = character + 1;  // remove the space again
     auto t = std::chrono::steady_clock::now();
     lsp.notify("textDocument/didChange",
                {{"textDocument", {{"uri", uri}, {"version", v}}}, {"contentChanges", json::array({change})}});
     lsp.wait_diagnostics(uri, v, 60000);
     samples.push_back(ms_since(t));
   }
-  std::printf("edit latency, %d-line file, %d one-character edits (didChange -> publishDiagnostics, debounce 0):\n",
-              lines, edits);
+  std::printf("edit latency, %s (%d lines), %d one-character edits (didChange -> publishDiagnostics, debounce 0):\n",
+              label.c_str(), lines, edits);
   std::printf("  open %.2f ms; p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", open_ms, percentile(samples, 0.5),
               percentile(samples, 0.9), percentile(samples, 0.99), *std::max_element(samples.begin(), samples.end()));
 }
@@ -162,20 +163,36 @@ void memory_with_open_files(const std::string& exe, const fs::path& files_dir) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR]\n";
+    std::cerr << "usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR] [--file PY]\n";
     return 2;
   }
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // figures survive a failure further on
   std::string exe = argv[1];
   int edits = 200;
-  std::string workspace, files_dir;
+  std::string workspace, files_dir, real_file;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--edits") edits = std::stoi(argv[i + 1]);
     else if (flag == "--workspace") workspace = argv[i + 1];
     else if (flag == "--files-dir") files_dir = argv[i + 1];
+    else if (flag == "--file") real_file = argv[i + 1];
   }
-  edit_latency(exe, edits);
+  // Inside helper_120's body of the generated file: before `total = 0.0`.
+  edit_latency(exe, "generated file", generated_file(), 4 + 120 * 20 + 4, 4, edits);
+  if (!real_file.empty()) {
+    std::ifstream in(real_file);
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    // A trailing space toggled at the end of the middle line (an edit that keeps the file
+    // valid Python); an ASCII line, so its byte length is its UTF-16 length.
+    std::vector<std::string> rows;
+    std::istringstream split(text);
+    for (std::string row; std::getline(split, row);) rows.push_back(row);
+    std::size_t line = rows.size() / 2;
+    while (line + 1 < rows.size() && (rows[line].empty() || std::any_of(rows[line].begin(), rows[line].end(),
+                                                                          [](char c) { return c & 0x80; })))
+      ++line;
+    edit_latency(exe, real_file, text, static_cast<int>(line), static_cast<int>(rows[line].size()), edits);
+  }
   if (!workspace.empty()) workspace_scan(exe, workspace);
   memory_with_open_files(exe, files_dir.empty() ? fs::path(PF_SOURCE_DIR) / "tests" / "fixtures" : fs::path(files_dir));
   return 0;
