@@ -172,6 +172,13 @@ std::optional<json> parse_object(std::string_view text, const char* what, std::s
   return doc;
 }
 
+std::string without_hyphens(std::string_view name) {
+  std::string out;
+  for (char ch : name)
+    if (ch != '-') out += ch;
+  return out;
+}
+
 const std::size_t* lookup(const std::map<std::string, std::size_t, std::less<>>& index,
                           std::string_view key) {
   auto it = index.find(key);
@@ -248,6 +255,13 @@ std::optional<Catalog> Catalog::parse(std::string_view architectures_json, std::
   for (std::size_t i = 0; i < c.gpus_.size(); ++i) index_name(c.gpu_index_, c.gpus_[i].id, i);
   for (std::size_t i = 0; i < c.gpus_.size(); ++i)
     for (const std::string& alias : c.gpus_[i].aliases) index_name(c.gpu_index_, alias, i);
+  // Normalisation removes spaces, so "Tesla T4" and "A100 80GB" arrive without the hyphen
+  // their stored names have: the hyphen-free spelling of every id and alias is a key too,
+  // inserted last so it never shadows a real one.
+  for (std::size_t i = 0; i < c.gpus_.size(); ++i) {
+    index_name(c.gpu_index_, without_hyphens(c.gpus_[i].id), i);
+    for (const std::string& alias : c.gpus_[i].aliases) index_name(c.gpu_index_, without_hyphens(alias), i);
+  }
   for (std::size_t i = 0; i < c.instances_.size(); ++i) index_name(c.instance_index_, c.instances_[i].id, i);
   return c;
 }

@@ -35,6 +35,12 @@ TEST(Catalog, NormalisationIsTheSameForStoredNamesAndQueries) {
   EXPECT_EQ(normalize_name("  Standard_NC24ads_A100_v4 "), "standard-nc24ads-a100-v4");
   EXPECT_EQ(normalize_name("A100 80GB"), "a10080gb");
   const Catalog& c = builtin_catalog();
+  // A name written with spaces loses them, and with them the hyphen of the stored id.
+  for (const auto& [q, id] : {std::pair{"Tesla T4", "t4"}, {"A100 80GB", "a100-80gb"}, {"a100-80gb", "a100-80gb"}}) {
+    const Gpu* g = c.find_gpu(q);
+    ASSERT_NE(g, nullptr) << q;
+    EXPECT_EQ(g->id, id) << q;
+  }
   // Azure sizes are stored with underscores: the reference could never resolve them.
   for (const char* q : {"Standard_NC24ads_A100_v4", "standard-nc24ads-a100-v4", "STANDARD_NC24ADS_A100_V4"}) {
     const Instance* i = c.find_instance(q);
