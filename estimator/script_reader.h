@@ -1,0 +1,38 @@
+// Reading the job from a training script (estimator.md §10.1): which runs the file starts
+// (its entry points) and, for each, the JobSpec fields the code states — every one with the
+// byte range it was read from, or Unknown with the expression that could not be folded.
+//
+// Read from the same module model the rules use: a call is `from_pretrained`, a DataLoader
+// or an optimizer because of what its callee is bound to (imports, assignments), never
+// because of a variable's name. Pure: text in, jobs out.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/findings.h"
+#include "estimator/job.h"
+
+namespace preflight::estimator {
+
+enum class EntryKind {
+  TrainingLoop,     // a for / while loop whose body runs `.backward()`
+  HfTrainer,        // `Trainer(...).train()` (transformers, trl)
+  LightningFit,     // `Trainer(...).fit(...)` (Lightning)
+  Generation,       // `.generate(...)` on a model, outside every training entry point
+};
+std::string_view entry_kind_name(EntryKind k);
+
+struct ScriptJob {
+  EntryKind kind = EntryKind::TrainingLoop;
+  std::string entry_point;     // "the loop in `train()`", "`trainer.train()`"
+  analysis::ByteRange anchor;  // the loop header / the call: where the code lens goes
+  JobSpec spec;                // script values; the rest left at their documented defaults
+};
+
+// Every entry point of the file, in source order, each with the fields read for it. A file
+// with no entry point gives an empty list.
+std::vector<ScriptJob> read_jobs(std::string_view text);
+
+}  // namespace preflight::estimator

@@ -1,0 +1,180 @@
+// The script reader against annotated training scripts (tests/fixtures/jobs/). A fixture's
+// comments say what must be read:
+//
+//   for batch in loader:  # entry: training-loop          <- a job anchored on this line
+//   loader = DataLoader(ds, batch_size=8)  # read: batch_size=8
+//                                     <- every job has batch_size 8, read from this line
+//   x = f(batch_size=int(os.environ["BS"]))  # unknown: batch_size
+//                                     <- the field is unknown, blocked on this line
+//   # check-default: gradient_checkpointing   <- nobody set it: still the default
+//
+// `# read[generation]: ...` restricts an entry to the jobs of one kind. Several entries on a
+// line are separated by `;`. The file must have exactly the jobs its `entry:` lines name.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "analysis/line_index.h"
+#include "estimator/report.h"
+#include "estimator/script_reader.h"
+
+namespace preflight::estimator {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Expectation {
+  enum class Kind { Entry, Read, Unknown, Default } kind;
+  uint32_t line = 0;  // 1-based
+  std::string only_kind;  // read[<kind>]
+  std::string field, value;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::string trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t"));
+  s.erase(s.find_last_not_of(" \t\r") + 1);
+  return s;
+}
+
+std::vector<Expectation> parse_expectations(const std::string& text) {
+  std::vector<Expectation> out;
+  std::istringstream lines(text);
+  std::string line;
+  for (uint32_t n = 1; std::getline(lines, line); ++n) {
+    size_t hash = line.find("# ");
+    if (hash == std::string::npos) continue;
+    std::istringstream entries(line.substr(hash + 2));
+    for (std::string entry; std::getline(entries, entry, ';');) {
+      entry = trim(entry);
+      size_t colon = entry.find(':');
+      if (colon == std::string::npos) continue;
+      std::string tag = entry.substr(0, colon), body = trim(entry.substr(colon + 1));
+      Expectation e{Expectation::Kind::Read, n, "", "", ""};
+      if (tag.rfind("read[", 0) == 0) e.only_kind = tag.substr(5, tag.size() - 6), tag = "read";
+      if (tag == "entry") {
+        e.kind = Expectation::Kind::Entry;
+        e.value = body;
+      } else if (tag == "read") {
+        size_t eq = body.find('=');
+        e.field = body.substr(0, eq);
+        e.value = body.substr(eq + 1);
+      } else if (tag == "unknown") {
+        e.kind = Expectation::Kind::Unknown;
+        e.field = body;
+      } else if (tag == "check-default") {
+        e.kind = Expectation::Kind::Default;
+        e.field = body;
+      } else {
+        continue;
+      }
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+std::string kind_tag(EntryKind k) {
+  switch (k) {
+    case EntryKind::TrainingLoop: return "training-loop";
+    case EntryKind::HfTrainer: return "hf-trainer";
+    case EntryKind::LightningFit: return "lightning-fit";
+    case EntryKind::Generation: return "generation";
+  }
+  return "?";
+}
+
+const FieldView* field_named(const std::vector<FieldView>& fields, const std::string& name) {
+  for (const FieldView& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+class JobFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(JobFixture, ReadsWhatTheCommentsSay) {
+  const fs::path path = fs::path(PF_TEST_FIXTURES) / "jobs" / GetParam();
+  const std::string text = read_file(path);
+  const analysis::LineIndex lines(text);
+  const std::vector<Expectation> expected = parse_expectations(text);
+  const std::vector<ScriptJob> jobs = read_jobs(text);
+
+  std::vector<std::string> want_entries, got_entries;
+  for (const Expectation& e : expected)
+    if (e.kind == Expectation::Kind::Entry) want_entries.push_back(std::to_string(e.line) + " " + e.value);
+  for (const ScriptJob& j : jobs)
+    got_entries.push_back(std::to_string(lines.to_line_column(j.anchor.begin, analysis::ColumnUnit::Utf8Bytes).line + 1) + " " + kind_tag(j.kind));
+  EXPECT_EQ(got_entries, want_entries) << "entry points of " << GetParam();
+
+  for (const Expectation& e : expected) {
+    if (e.kind == Expectation::Kind::Entry) continue;
+    bool checked = false;
+    for (const ScriptJob& j : jobs) {
+      if (!e.only_kind.empty() && kind_tag(j.kind) != e.only_kind) continue;
+      checked = true;
+      const std::vector<FieldView> fields = job_fields(j.spec);
+      const FieldView* f = field_named(fields, e.field);
+      ASSERT_NE(f, nullptr) << "no field " << e.field;
+      const std::string where = GetParam() + ":" + std::to_string(e.line) + " " + e.field + " of " + j.entry_point;
+      if (e.kind == Expectation::Kind::Default) {
+        EXPECT_EQ(f->source.kind, SourceKind::Default) << where << " (" << describe_source(f->source) << ")";
+        continue;
+      }
+      const SourceKind want = e.kind == Expectation::Kind::Unknown ? SourceKind::Unknown : SourceKind::Script;
+      EXPECT_EQ(f->source.kind, want) << where << " (" << describe_source(f->source) << ")";
+      if (e.kind == Expectation::Kind::Read) {
+        EXPECT_EQ(f->value, e.value) << where;
+      } else {
+        EXPECT_FALSE(f->source.blocking_expression.empty()) << where;
+      }
+      ASSERT_TRUE(f->source.range.has_value()) << where;
+      EXPECT_EQ(lines.to_line_column(f->source.range->begin, analysis::ColumnUnit::Utf8Bytes).line + 1, e.line) << where << " read from the wrong line";
+    }
+    EXPECT_TRUE(checked) << GetParam() << ":" << e.line << " names no job";
+  }
+}
+
+std::vector<std::string> job_fixtures() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(PF_TEST_FIXTURES) / "jobs"))
+    if (e.path().extension() == ".py") out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(0, info.param.size() - 3);
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, JobFixture, ::testing::ValuesIn(job_fixtures()), test_name);
+
+TEST(ScriptReader, UnparsableAndEmptyTextGiveNoJob) {
+  EXPECT_TRUE(read_jobs("").empty());
+  EXPECT_TRUE(read_jobs("def (:\n  ???\n").empty());
+}
+
+TEST(ScriptReader, NamesDoNotMakeAnOptimizerOrALoader) {
+  // A local class called AdamW and a local DataLoader are someone else's: nothing is read.
+  const auto jobs = read_jobs(
+      "class AdamW:\n    pass\n\nclass DataLoader:\n    def __init__(self, batch_size):\n        pass\n\n"
+      "opt = AdamW()\nloader = DataLoader(batch_size=7)\nfor x in loader:\n    x.backward()\n");
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].spec.optimizer.source.kind, SourceKind::Default);
+  EXPECT_EQ(jobs[0].spec.batch_size.source.kind, SourceKind::Default);
+}
+
+}  // namespace
+}  // namespace preflight::estimator
