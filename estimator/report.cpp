@@ -139,8 +139,8 @@ std::string describe_source(const Source& s) {
     case SourceKind::Default: return "default: " + s.detail;
     case SourceKind::Derived: return "derived: " + s.detail;
     case SourceKind::Script:
-      return "script" + (s.range ? " bytes " + std::to_string(s.range->begin) + "-" + std::to_string(s.range->end) : "");
-    case SourceKind::Unknown: return "unknown: " + s.blocking_expression;
+      return "script: " + s.detail;
+    case SourceKind::Unknown: return "unknown: `" + s.blocking_expression + "` could not be read";
   }
   return "?";
 }
@@ -274,7 +274,15 @@ nlohmann::ordered_json report_json(const EstimateReport& r) {
     for (const Remediation& rem : r.plan.singles) singles.push_back(remediation_json(rem));
     j["single_changes"] = singles;
   }
-  if (r.script) j["script"] = {{"path", *r.script}, {"extraction", "not implemented: every value comes from flags or defaults"}};
+  if (r.script) {
+    nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+    for (const ScriptOrigin::FieldLine& f : r.script->fields)
+      fields[f.name] = {{"line", f.line}, {"read", f.detail}, {"known", !f.unknown}};
+    j["script"] = {{"path", r.script->path},
+                   {"entry_point", r.script->entry_point.empty() ? nlohmann::ordered_json(nullptr)
+                                                                 : nlohmann::ordered_json(r.script->entry_point)},
+                   {"line", r.script->line}, {"job", r.script->job + 1}, {"jobs", r.script->jobs}, {"fields", fields}};
+  }
   if (!e.known || r.compat_mode) {
     if (r.compat_mode && e.known) j["preflight"] = {{"total_bytes", e.total}, {"interval_bytes", {e.low, e.high}}, {"band", band_name(e.band)}};
     return j;

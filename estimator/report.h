@@ -17,6 +17,21 @@
 
 namespace preflight::estimator {
 
+/// Where a report's job came from when it was read from a script.
+struct ScriptOrigin {
+  std::string path;
+  std::string entry_point;  // empty: the script has no entry point (flags and defaults only)
+  uint32_t line = 0;        // 1-based line of the entry point
+  std::size_t job = 0, jobs = 0;  // this job's index among the script's jobs, and their count
+  struct FieldLine {
+    std::string name;
+    uint32_t line = 0;  // 1-based
+    std::string detail;  // what the script says (`batch_size=args.batch_size (argparse ...)`)
+    bool unknown = false;
+  };
+  std::vector<FieldLine> fields;  // every field read from (or blocked in) the script
+};
+
 struct EstimateReport {
   JobSpec job;
   bool compat_mode = false;  // numbers are the reference's (Part I), not preflight's
@@ -24,7 +39,7 @@ struct EstimateReport {
   RemediationPlan plan;
   CompatEstimate reference;
   std::vector<CompatDifference> differences;
-  std::optional<std::string> script;  // a script was named; its values are not read yet
+  std::optional<ScriptOrigin> script;  // the job was read from a script
 };
 
 EstimateReport build_report(const JobSpec& job, const std::optional<Target>& target, bool compat_mode,

@@ -349,7 +349,8 @@ class Reader {
   const Call* model_load() const {
     for (const Call& c : calls_) {
       if (!ends_with(c.callee, ".from_pretrained") || !from_transformers(c)) continue;
-      std::string_view cls = leaf_of(c.callee.substr(0, c.callee.size() - std::string_view(".from_pretrained").size()));
+      const std::string owner = c.callee.substr(0, c.callee.size() - std::string_view(".from_pretrained").size());
+      std::string_view cls = leaf_of(owner);
       for (std::string_view not_a_model : {"Tokenizer", "Processor", "Config", "FeatureExtractor", "ImageProcessor"})
         if (cls.find(not_a_model) != std::string_view::npos) goto next;
       return &c;
@@ -382,7 +383,8 @@ class Reader {
     if (is_null(id.use)) id = keyword(c, "pretrained_model_name_or_path");
     if (id.value && id.value->kind == Folded::Kind::Str) job.model.set(id.value->s, source_of(id, "from_pretrained"));
     else if (!is_null(id.use)) job.model.source = source_of(Reading{std::nullopt, id.use, text(id.use)}, "from_pretrained");
-    std::string_view cls = leaf_of(c.callee.substr(0, c.callee.rfind('.')));
+    const std::string owner = c.callee.substr(0, c.callee.rfind('.'));
+    std::string_view cls = leaf_of(owner);
     if (cls.find("ForCausalLM") != std::string_view::npos) job.head.set(Head::CausalLm, call_source(c, std::string(cls)));
     else if (cls.find("ForMaskedLM") != std::string_view::npos) job.head.set(Head::MaskedLm, call_source(c, std::string(cls)));
     else if (cls.find("ForSequenceClassification") != std::string_view::npos)
@@ -879,6 +881,12 @@ std::vector<ScriptJob> Reader::jobs() {
       spec.beams = job.spec.beams;
       spec.max_context = job.spec.max_context;
       if (spec.seq_len.value) spec.prompt_len.set(spec.seq_len.value, spec.seq_len.source);
+    }
+    if (job.kind == EntryKind::Generation) {
+      // No optimizer runs, and a training DataLoader's batch is not the generation batch.
+      spec.optimizer = JobSpec{}.optimizer;
+      job.spec = std::move(spec);
+      continue;
     }
     job.spec = std::move(spec);
     read_batch(job);

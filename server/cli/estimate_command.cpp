@@ -6,7 +6,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "analysis/line_index.h"
+#include "estimator/script_reader.h"
 #include "server/cli/check_command.h"
+#include "server/cli/file_io.h"
 
 namespace preflight::server {
 namespace {
@@ -83,8 +86,8 @@ void boolean_flags(const EstimateArgs& a, est::JobSpec& job) {
   if (!a.lora_targets.empty()) job.lora_targets.set(a.lora_targets, Source::flag("--lora-targets"));
 }
 
-std::optional<est::JobSpec> job_from_args(const EstimateArgs& a, std::ostream& err) {
-  est::JobSpec job;
+// The flags on top of `job` (what the script says): a flag always wins.
+std::optional<est::JobSpec> job_from_args(const EstimateArgs& a, std::ostream& err, est::JobSpec job = {}) {
   if (!a.model.empty()) job.model.set(a.model, Source::flag("--model"));
   if (!a.params.empty()) {
     std::optional<int64_t> count = est::parse_count(a.params);
@@ -192,6 +195,13 @@ void write_sources(const est::EstimateReport& r, std::ostream& out) {
   for (const est::FieldView& f : est::job_fields(r.job)) {
     if (f.source.kind == est::SourceKind::CommandLine) stated += (stated.empty() ? "" : ", ") + f.name + "=" + f.source.detail;
   }
+  std::string unknown;
+  if (r.script)
+    for (const est::ScriptOrigin::FieldLine& f : r.script->fields) {
+      const std::string where = r.script->path + ":" + std::to_string(f.line);
+      if (f.unknown) unknown += (unknown.empty() ? "" : "; ") + f.name + " at " + where + ": " + f.detail;
+      else stated += (stated.empty() ? "" : ", ") + f.name + "=" + where;
+    }
   for (const est::FieldView& f : est::job_fields(r.job)) {
     const bool training_field = f.name == "optimizer" || f.name == "optimizer_impl" || f.name == "grads_set_to_none";
     const bool shown = (training_field && training) || f.name == "attention" || f.name == "precision" ||
@@ -200,10 +210,8 @@ void write_sources(const est::EstimateReport& r, std::ostream& out) {
       defaulted += (defaulted.empty() ? "" : "; ") + f.name + " = " + f.source.detail;
   }
   out << "Read from  " << (stated.empty() ? "(no flags)" : stated) << "\n";
+  if (!unknown.empty()) out << "Unknown    " << unknown << " (not folded to a value: the interval widens)\n";
   if (!defaulted.empty()) out << "Defaults   " << defaulted << "\n";
-  if (r.script)
-    out << "Script     " << *r.script << ": reading the configuration from a script is not implemented yet; "
-        << "every value above comes from flags or defaults\n";
 }
 
 void write_terms(const std::vector<est::Term>& terms, std::ostream& out, bool with_sources) {
@@ -318,7 +326,7 @@ void write_estimate_terminal(const est::EstimateReport& r, std::ostream& out) {
 
 CLI::App* add_estimate_command(CLI::App& app, EstimateArgs& a) {
   CLI::App* cmd = app.add_subcommand("estimate", "Project the peak GPU memory of a training or serving run");
-  cmd->add_option("script", a.script, "Training script (accepted; reading it is not implemented yet)");
+  cmd->add_option("script", a.script, "Training script: its jobs and their configuration are read from it (flags win)");
   cmd->add_option("--gpu", a.gpu, "Target GPU, cloud instance or Nx<gpu> (see `preflight gpus --instances`)");
   cmd->add_option("--gpu-memory", a.gpu_memory, "Explicit per-device capacity, e.g. 48GiB");
   cmd->add_option("--model", a.model, "Architecture name or hub id (see the catalogue)");
@@ -366,6 +374,58 @@ CLI::App* add_estimate_command(CLI::App& app, EstimateArgs& a) {
   return cmd;
 }
 
+namespace {
+
+struct ScriptedJob {
+  est::JobSpec spec;
+  std::optional<est::ScriptOrigin> origin;
+};
+
+uint32_t line_of(const analysis::LineIndex& lines, uint32_t offset) {
+  return lines.to_line_column(offset, analysis::ColumnUnit::Utf8Bytes).line + 1;
+}
+
+// Every field the script stated or blocked, with its line, for the report.
+std::vector<est::ScriptOrigin::FieldLine> script_fields(const est::JobSpec& spec, const analysis::LineIndex& lines) {
+  std::vector<est::ScriptOrigin::FieldLine> out;
+  for (const est::FieldView& f : est::job_fields(spec)) {
+    const bool unknown = f.source.kind == est::SourceKind::Unknown;
+    if ((f.source.kind != est::SourceKind::Script && !unknown) || !f.source.range) continue;
+    std::string detail = unknown ? "`" + f.source.blocking_expression + "`" : f.source.detail;
+    out.push_back({f.name, line_of(lines, f.source.range->begin), std::move(detail), unknown});
+  }
+  return out;
+}
+
+// The jobs of `path` (one job of defaults when there is no script or no entry point in it).
+bool read_script_jobs(const std::string& path, std::vector<ScriptedJob>& jobs, std::ostream& err) {
+  if (path.empty()) {
+    jobs.push_back({});
+    return true;
+  }
+  ReadResult file = read_source_file(path);
+  if (!file.text) {
+    err << "preflight: " << path << ": " << file.error << "\n";
+    return false;
+  }
+  const analysis::LineIndex lines(*file.text);
+  const std::vector<est::ScriptJob> read = est::read_jobs(*file.text);
+  if (read.empty()) {
+    err << "preflight: note: " << path << " has no training or generation entry point "
+        << "(no loop with .backward(), Trainer.train(), Trainer.fit() or .generate()); flags and defaults only\n";
+    jobs.push_back({{}, est::ScriptOrigin{path, "", 0, 0, 0, {}}});
+    return true;
+  }
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    est::ScriptOrigin origin{path, read[i].entry_point, line_of(lines, read[i].anchor.begin), i, read.size(),
+                             script_fields(read[i].spec, lines)};
+    jobs.push_back({read[i].spec, std::move(origin)});
+  }
+  return true;
+}
+
+}  // namespace
+
 int run_estimate(const EstimateArgs& a, std::ostream& out, std::ostream& err) {
   if (a.format != "terminal" && a.format != "json") {
     err << "preflight: unknown --format '" << a.format << "' (terminal or json)\n";
@@ -379,8 +439,6 @@ int run_estimate(const EstimateArgs& a, std::ostream& out, std::ostream& err) {
     err << "preflight: give a script, or --model / --params\n";
     return kExitUsage;
   }
-  std::optional<est::JobSpec> job = job_from_args(a, err);
-  if (!job) return kExitUsage;
   std::optional<int64_t> capacity;
   if (!a.gpu_memory.empty() && !(capacity = est::parse_memory(a.gpu_memory))) {
     err << "preflight: could not parse --gpu-memory '" << a.gpu_memory << "' (e.g. 48GiB, 24gb, 40960MiB)\n";
@@ -395,17 +453,37 @@ int run_estimate(const EstimateArgs& a, std::ostream& out, std::ostream& err) {
       return kExitUsage;
     }
   }
+  std::vector<ScriptedJob> jobs;
+  if (!read_script_jobs(a.script, jobs, err)) return kExitUsage;
   est::RemediationOptions options;
   options.allow_more_devices = a.allow_more_gpus;
-  est::EstimateReport report = est::build_report(*job, target, a.compat, options);
-  if (!a.script.empty()) {
-    report.script = a.script;
-    err << "preflight: note: reading the configuration from " << a.script
-        << " is not implemented yet; the estimate uses flags and defaults only\n";
+  std::vector<est::EstimateReport> reports;
+  for (ScriptedJob& sj : jobs) {
+    std::optional<est::JobSpec> job = job_from_args(a, err, std::move(sj.spec));
+    if (!job) return kExitUsage;
+    reports.push_back(est::build_report(*job, target, a.compat, options));
+    reports.back().script = std::move(sj.origin);
   }
-  if (a.format == "json") out << est::report_json(report).dump(2) << "\n";
-  else write_estimate_terminal(report, out);
-  return est::band_is_failure(est::report_band(report)) ? kExitFindings : kExitClean;
+  bool failed = false;
+  for (const est::EstimateReport& r : reports) failed = failed || est::band_is_failure(est::report_band(r));
+  if (a.format == "json") {
+    nlohmann::ordered_json j = est::report_json(reports.front());
+    if (reports.size() > 1) {
+      nlohmann::ordered_json all = nlohmann::ordered_json::array();
+      for (const est::EstimateReport& r : reports) all.push_back(est::report_json(r));
+      j["jobs"] = all;
+    }
+    out << j.dump(2) << "\n";
+  } else {
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+      if (i > 0) out << "\n";
+      if (reports.size() > 1)
+        out << "── job " << i + 1 << " of " << reports.size() << ": " << reports[i].script->entry_point << " ("
+            << reports[i].script->path << ":" << reports[i].script->line << ")\n";
+      write_estimate_terminal(reports[i], out);
+    }
+  }
+  return failed ? kExitFindings : kExitClean;
 }
 
 }  // namespace preflight::server

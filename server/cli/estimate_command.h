@@ -2,8 +2,8 @@
 // serving run against a GPU, cloud instance or explicit capacity, with the breakdown, the
 // interval and verdict, and what would make it fit. Flag names and values, and the JSON
 // keys, are those of torch-preflight's `estimate` (plus preflight's own, listed in the
-// README). Reading the configuration out of SCRIPT is not implemented yet: the script is
-// accepted, named in the report, and every value comes from flags or defaults.
+// README). With a SCRIPT, each of its jobs (estimator/script_reader.h) is estimated with the
+// values the script states, each shown with its file:line; a flag overrides the script.
 #pragma once
 
 #include <optional>

@@ -92,17 +92,71 @@ TEST(EstimateCommand, BadInvocationsExitTwo) {
   EXPECT_EQ(estimate(a).code, 2);
 }
 
-TEST(EstimateCommand, ScriptIsAcceptedAndSaidNotToBeRead) {
-  const std::string path = ::testing::TempDir() + "/pf_estimate_train.py";
+std::string job_fixture(const char* name) { return std::string(PF_TEST_FIXTURES) + "/jobs/" + name; }
+
+TEST(EstimateCommand, ReadsTheJobFromTheScriptWithTheLineOfEachValue) {
+  EstimateArgs a;
+  a.script = job_fixture("hf_trainer.py");
+  a.gpu = "t4";
+  a.format = "json";
+  const Outcome r = estimate(a);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["batch_size"], 32);
+  EXPECT_EQ(j["config"]["seq_len"], 256);
+  EXPECT_EQ(j["config"]["inference_only"], false) << "a Trainer fine-tune is training";
+  EXPECT_EQ(j["script"]["entry_point"], "`trainer.train()` (Trainer)");
+  EXPECT_EQ(j["script"]["line"], 22);
+  EXPECT_EQ(j["script"]["fields"]["batch_size"]["line"], 16);
+  EXPECT_EQ(j["script"]["fields"]["model"]["line"], 5);
+}
+
+TEST(EstimateCommand, AFlagOverridesTheScript) {
+  EstimateArgs a;
+  a.script = job_fixture("hf_trainer.py");
+  a.gpu = "t4";
+  a.batch_size = 4;
+  const Outcome r = estimate(a);
+  EXPECT_NE(r.out.find("batch 4"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("batch_size=--batch-size"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("seq_len=" + job_fixture("hf_trainer.py") + ":11"), std::string::npos) << r.out;
+}
+
+TEST(EstimateCommand, EachJobOfTheScriptIsEstimated) {
+  EstimateArgs a;
+  a.script = job_fixture("two_jobs.py");
+  a.gpu = "a100-80gb";
+  a.format = "json";
+  const nlohmann::json j = nlohmann::json::parse(estimate(a).out);
+  ASSERT_EQ(j["jobs"].size(), 2u);
+  EXPECT_EQ(j["jobs"][0]["config"]["inference_only"], false);
+  EXPECT_EQ(j["jobs"][1]["config"]["generation"], true);
+  EXPECT_EQ(j["jobs"][1]["config"]["max_context"], 1024);
+}
+
+TEST(EstimateCommand, AScriptWithoutEntryPointSaysSoAndUsesTheFlags) {
+  const std::string path = ::testing::TempDir() + "/pf_estimate_lib.py";
   std::ofstream(path) << "import torch\n";
   EstimateArgs a = gpt2_on_t4();
   a.script = path;
   a.format = "json";
   const Outcome r = estimate(a);
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.err.find("not implemented yet"), std::string::npos);
+  EXPECT_NE(r.err.find("no training or generation entry point"), std::string::npos) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["script"]["path"], path);
+  EXPECT_TRUE(j["script"]["entry_point"].is_null());
+  EXPECT_EQ(j["config"]["batch_size"], 4);
+}
+
+TEST(EstimateCommand, AnUnfoldableValueIsShownAsUnknownWithItsExpression) {
+  EstimateArgs a;
+  a.script = job_fixture("unknown_batch.py");
+  a.params = "1B";
+  a.gpu = "t4";
+  const Outcome r = estimate(a);
+  EXPECT_NE(r.out.find("Unknown    batch_size at " + job_fixture("unknown_batch.py") + ":9: `int(os.environ[\"BS\"])`"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(EstimateCommand, UnknownModelIsReportedUnknown) {
