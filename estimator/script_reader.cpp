@@ -64,9 +64,8 @@ struct Reading {
 
 class Reader {
  public:
-  explicit Reader(std::string_view src)
-      : src_(src), tree_(SyntaxTree::parse(src)), model_(tree_.root(), src), k_(kinds()) {
-    collect(tree_.root(), 0, 0);
+  Reader(std::string_view src, TSNode root) : src_(src), root_(root), model_(root, src), k_(kinds()) {
+    collect(root, 0, 0);
   }
 
   std::vector<ScriptJob> jobs();
@@ -780,7 +779,7 @@ class Reader {
       bool in_training = false;
       for (const ScriptJob& t : training)
         if (t.kind == EntryKind::TrainingLoop && ts_node_start_byte(c.node) >= t.anchor.begin) {
-          TSNode loop = ts_node_descendant_for_byte_range(tree_.root(), t.anchor.begin, t.anchor.begin);
+          TSNode loop = ts_node_descendant_for_byte_range(root_, t.anchor.begin, t.anchor.begin);
           while (!is_null(loop) && !is(loop, k_.for_statement) && !is(loop, k_.while_statement)) loop = ts_node_parent(loop);
           if (!is_null(loop) && inside(c.node, loop)) in_training = true;
         }
@@ -801,7 +800,7 @@ class Reader {
 
   // The DataLoader a training loop iterates (directly, or an inner loop of an epoch loop).
   const Call* loader_of(const ScriptJob& job) const {
-    TSNode loop = ts_node_descendant_for_byte_range(tree_.root(), job.anchor.begin, job.anchor.begin);
+    TSNode loop = ts_node_descendant_for_byte_range(root_, job.anchor.begin, job.anchor.begin);
     while (!is_null(loop) && !is(loop, k_.for_statement) && !is(loop, k_.while_statement)) loop = ts_node_parent(loop);
     if (is_null(loop)) return nullptr;
     for (TSNode f : loops_) {
@@ -841,7 +840,7 @@ class Reader {
   }
 
   std::string_view src_;
-  SyntaxTree tree_;
+  TSNode root_;
   ModuleModel model_;
   const Kinds& k_;
   std::vector<Call> calls_;
@@ -908,9 +907,18 @@ std::vector<ScriptJob> Reader::jobs() {
 
 }  // namespace
 
-std::vector<ScriptJob> read_jobs(std::string_view text) {
-  Reader reader(text);
+std::vector<ScriptJob> read_jobs(std::string_view text, TSNode root) {
+  Reader reader(text, root);
   return reader.jobs();
+}
+
+std::vector<ScriptJob> read_jobs(std::string_view text) {
+  // Python's lone \r line break is \n to the grammar; offsets stay the same.
+  std::string view(text);
+  for (size_t i = 0; i < view.size(); ++i)
+    if (view[i] == '\r' && (i + 1 == view.size() || view[i + 1] != '\n')) view[i] = '\n';
+  SyntaxTree tree = SyntaxTree::parse(view);
+  return read_jobs(text, tree.root());
 }
 
 }  // namespace preflight::estimator

@@ -112,7 +112,7 @@ CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const Ch
   ModuleModel model(root, text);
   Provenance provenance(model);
   Reachability reachability(model, provenance);
-  RuleContext ctx{text, root, model, provenance, reachability};
+  RuleContext ctx{text, root, model, provenance, reachability, options.target_gpu};
   // One traversal feeds reachability and every enabled rule; rules report afterwards.
   std::vector<std::unique_ptr<RuleCheck>> checks;
   std::vector<Visitor*> visitors{&reachability.collector()};

@@ -17,6 +17,10 @@ struct CheckOptions {
   // Codes to run; empty means every registered rule. `ignore` wins over `select`.
   std::set<std::string> select;
   std::set<std::string> ignore;
+  // The GPU / instance / count spec TG010 projects peak memory against; empty disables it
+  // (so does a name the catalogue does not know: front ends reject those before checking).
+  std::string target_gpu;
+  friend bool operator==(const CheckOptions&, const CheckOptions&) = default;
 };
 
 // A region tree-sitter could not parse. Findings are still produced for the rest.

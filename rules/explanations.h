@@ -232,6 +232,31 @@ Not flagged
   run every N steps; receivers not shown to be tensors (`buckets[k].tolist()`). Lightning's
   and the Hugging Face Trainer's `training_step` count as the body of the training loop.)";
 
+inline constexpr std::string_view kExplainTG010 = R"(Why it costs money
+  A job that needs more memory than its GPU has dies with CUDA out-of-memory after it has
+  waited in the queue, been scheduled, downloaded its weights and started: the GPU hours
+  until then are paid for and the result is nothing. The estimate is known before the job
+  is submitted.
+
+Example
+  model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-2-7b-hf")
+  opt = torch.optim.AdamW(model.parameters())      # full fine-tune, fp32 AdamW states
+  loader = DataLoader(corpus, batch_size=8)
+  # --target-gpu rtx4090: ~221 GiB projected against 23 GiB usable
+
+The fix
+  The hint names the smallest change that fits (from `preflight estimate`): LoRA or QLoRA,
+  8-bit optimizer states, gradient checkpointing, a smaller micro-batch with accumulation,
+  sharding over more devices, or a larger card.
+
+Not flagged
+  Without a target GPU (`target_gpu` in configuration, `--target-gpu`, the editor's
+  `targetGpu`); when the model is not a literal `from_pretrained` reference in the bundled
+  catalogue (a name computed at run time, an in-house checkpoint); when the interval still
+  reaches below the card's usable memory (a likely, not certain, OOM: `preflight estimate`
+  shows it). The evidence lists every value read from the script and its line.
+)";
+
 inline constexpr std::string_view kExplainTG008 = R"(Why it costs money
   Without seeds every run draws different noise, augmentations and permutations, so a
   change in the result cannot be told apart from run-to-run variance, and a good run cannot

@@ -73,8 +73,7 @@ const DocumentAnalysis::Stats& DocumentAnalysis::last_stats() const { return sta
 std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
                                                    const std::function<bool()>& cancelled) {
   stats_ = Stats{top_level_statement_count(tree_.root()), 0, tree_from_edit_};
-  if (cache_ && cache_->text == text_ && cache_->options.select == options.select &&
-      cache_->options.ignore == options.ignore)
+  if (cache_ && cache_->text == text_ && cache_->options == options)
     return cache_->result;
   if (cancelled && cancelled()) return std::nullopt;
   CheckResult result;

@@ -13,7 +13,7 @@ namespace {
 using analysis::Category;
 using analysis::Severity;
 
-constexpr std::array<RuleMeta, 12> kRules = {{
+constexpr std::array<RuleMeta, 13> kRules = {{
     {"TG001", "graph-retention", Severity::Error, Category::CriticalOom,
      "tensor kept with its autograd graph attached", kExplainTG001, true, &make_tg001},
     {"TG002", "missing-no-grad", Severity::Error, Category::CriticalOom,
@@ -30,6 +30,8 @@ constexpr std::array<RuleMeta, 12> kRules = {{
      "GPU sync in a loop nested in the training step", kExplainTG007, false, &make_tg007},
     {"TG008", "unseeded-run", Severity::Warning, Category::ConvergenceBug,
      "training randomness not (fully) seeded", kExplainTG008, false, &make_tg008},
+    {"TG010", "projected-oom", Severity::Error, Category::CriticalOom,
+     "projected peak memory exceeds the target GPU", kExplainTG010, false, &make_tg010},
     {"TG011", "stuck-in-eval-mode", Severity::Error, Category::ConvergenceBug,
      "eval() in the epoch loop with no matching train()", kExplainTG011, false, &make_tg011},
     {"TG012", "missing-distributed-sampler", Severity::Error, Category::ConvergenceBug,

@@ -22,6 +22,7 @@ struct RuleContext {
   const analysis::ModuleModel& model;
   const analysis::Provenance& provenance;
   const analysis::Reachability& reachability;
+  std::string_view target_gpu;  // CheckOptions::target_gpu (TG010); empty: none
 };
 
 // A rule sees every node of the shared traversal (enter/leave, with scope and loop state),
@@ -52,6 +53,7 @@ std::unique_ptr<RuleCheck> make_tg005(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg006(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg007(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg008(const RuleContext& ctx);
+std::unique_ptr<RuleCheck> make_tg010(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg013(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg011(const RuleContext& ctx);
 std::unique_ptr<RuleCheck> make_tg014(const RuleContext& ctx);

@@ -14,3 +14,11 @@ case $status in
   0|1) echo "(exit $status: 1 means findings at or above the gate, as expected for bad_train.py)";;
   *) echo "preflight failed with exit code $status" >&2; exit "$status";;
 esac
+echo
+echo "\$ preflight estimate examples/finetune_llm.py --gpu rtx4090"
+status=0
+./build-release/server/preflight estimate examples/finetune_llm.py --gpu rtx4090 || status=$?
+case $status in
+  0|1) echo "(exit $status: 1 means the projected peak does not fit the card, as expected here)";;
+  *) echo "preflight failed with exit code $status" >&2; exit "$status";;
+esac

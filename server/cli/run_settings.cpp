@@ -5,6 +5,9 @@
 #include <system_error>
 #include <thread>
 
+#include "estimator/catalog.h"
+#include "estimator/hardware.h"
+
 namespace preflight::server {
 
 using analysis::Severity;
@@ -186,11 +189,26 @@ FileSettings merge_settings(const Config& config, const CheckArgs& args,
   f.severity = config.severity;
   f.fail_on = settings.fail_on.value_or(config.fail_on.value_or(Severity::Error));
   f.target_gpu = args.target_gpu.empty() ? config.target_gpu : args.target_gpu;
+  f.options.target_gpu = f.target_gpu.value_or("");
   f.excludes = config.exclude;
   f.excludes.insert(f.excludes.end(), args.exclude.begin(), args.exclude.end());
   if (!config.file.empty()) f.config_dir = config.dir;
   return f;
 }
+
+// An unknown target GPU is a configuration error, as for `estimate --gpu`: a typo must not
+// switch the TG010 gate off without a word (rules.md TG010-N02, a reference weakness).
+namespace {
+bool target_gpu_resolves(const FileSettings& f, const fs::path& config_file, const CheckIo& io) {
+  if (f.options.target_gpu.empty()) return true;
+  std::string error;
+  if (estimator::resolve_target(estimator::builtin_catalog(), f.options.target_gpu, std::nullopt, error)) return true;
+  io.err << "preflight: target_gpu";
+  if (!config_file.empty()) io.err << " (" << config_file.string() << ")";
+  io.err << ": " << error << "\n";
+  return false;
+}
+}  // namespace
 
 std::optional<std::vector<ConfigGroup>> resolve_config_groups(
     const std::vector<std::string>& inputs, const CheckArgs& args, const CheckSettings& settings,
@@ -207,6 +225,7 @@ std::optional<std::vector<ConfigGroup>> resolve_config_groups(
     std::optional<Config> config = location ? load_and_report(*location, io) : Config{};
     if (!config) return std::nullopt;
     group.settings = merge_settings(*config, args, settings);
+    if (!target_gpu_resolves(group.settings, location ? location->file : fs::path(), io)) return std::nullopt;
   }
   return groups;
 }

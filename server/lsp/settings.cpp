@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "estimator/catalog.h"
+#include "estimator/hardware.h"
+
 namespace preflight::lsp {
 
 namespace {
@@ -55,8 +58,12 @@ ClientSettings parse_client_settings(const json& value, std::vector<std::string>
   if (auto it = s.find("select"); it != s.end() && !it->is_null()) out.select = parse_codes(*it, "select", problems);
   if (auto it = s.find("ignore"); it != s.end() && !it->is_null()) out.ignore = parse_codes(*it, "ignore", problems);
   if (auto it = s.find("targetGpu"); it != s.end() && !it->is_null()) {
-    if (it->is_string() && !it->get<std::string>().empty()) out.target_gpu = it->get<std::string>();
-    else if (!it->is_string()) problems.push_back("settings: `targetGpu` must be a string");
+    std::string error;
+    if (!it->is_string()) problems.push_back("settings: `targetGpu` must be a string");
+    else if (it->get<std::string>().empty()) {
+    } else if (!estimator::resolve_target(estimator::builtin_catalog(), it->get<std::string>(), std::nullopt, error))
+      problems.push_back("settings: `targetGpu`: " + error + "; TG010 stays off");
+    else out.target_gpu = it->get<std::string>();
   }
   if (auto it = s.find("severity"); it != s.end() && !it->is_null()) {
     if (!it->is_object()) {
@@ -97,6 +104,7 @@ EffectiveSettings merge(const server::Config& project, const ClientSettings& ini
   e.config_dir = project.dir;
   apply(e, init);
   apply(e, workspace);
+  e.options.target_gpu = e.target_gpu.value_or("");
   return e;
 }
 

@@ -39,7 +39,7 @@ struct EffectiveSettings {
   std::vector<std::string> excludes;  // from the project file: workspace scans skip these
   std::filesystem::path config_dir;
   friend bool operator==(const EffectiveSettings& a, const EffectiveSettings& b) {
-    return a.options.select == b.options.select && a.options.ignore == b.options.ignore &&
+    return a.options == b.options &&
            a.severity == b.severity && a.target_gpu == b.target_gpu && a.excludes == b.excludes &&
            a.config_dir == b.config_dir;
   }

@@ -92,7 +92,7 @@ TEST(EstimateCommand, BadInvocationsExitTwo) {
   EXPECT_EQ(estimate(a).code, 2);
 }
 
-std::string job_fixture(const char* name) { return std::string(PF_TEST_FIXTURES) + "/jobs/" + name; }
+std::string job_fixture(const char* name) { return std::string(PF_SOURCE_DIR) + "/tests/estimator/jobs/" + name; }
 
 TEST(EstimateCommand, ReadsTheJobFromTheScriptWithTheLineOfEachValue) {
   EstimateArgs a;

@@ -1,4 +1,4 @@
-// The script reader against annotated training scripts (tests/fixtures/jobs/). A fixture's
+// The script reader against annotated training scripts (tests/estimator/jobs/). A fixture's
 // comments say what must be read:
 //
 //   for batch in loader:  # entry: training-loop          <- a job anchored on this line
@@ -103,7 +103,7 @@ const FieldView* field_named(const std::vector<FieldView>& fields, const std::st
 class JobFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JobFixture, ReadsWhatTheCommentsSay) {
-  const fs::path path = fs::path(PF_TEST_FIXTURES) / "jobs" / GetParam();
+  const fs::path path = fs::path(PF_SOURCE_DIR) / "tests" / "estimator" / "jobs" / GetParam();
   const std::string text = read_file(path);
   const analysis::LineIndex lines(text);
   const std::vector<Expectation> expected = parse_expectations(text);
@@ -146,7 +146,7 @@ TEST_P(JobFixture, ReadsWhatTheCommentsSay) {
 
 std::vector<std::string> job_fixtures() {
   std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(fs::path(PF_TEST_FIXTURES) / "jobs"))
+  for (const auto& e : fs::directory_iterator(fs::path(PF_SOURCE_DIR) / "tests" / "estimator" / "jobs"))
     if (e.path().extension() == ".py") out.push_back(e.path().filename().string());
   std::sort(out.begin(), out.end());
   return out;

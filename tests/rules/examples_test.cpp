@@ -44,9 +44,22 @@ TEST(Examples, BadTrainShowsEveryRegisteredRule) {
   EXPECT_TRUE(result.syntax_errors.empty());
   for (const rules::RuleMeta& rule : rules::all_rules()) {
     std::string code(rule.code);
+    if (code == "TG010") continue;  // needs a target GPU: finetune_llm.py shows it
     EXPECT_TRUE(has_code(result, code)) << "no " << code << " in bad_train.py:\n"
                                         << listing(*text, result);
   }
+}
+
+TEST(Examples, FinetuneLlmIsAProjectedOomOnA24GbCard) {
+  auto text = read_text(kExamples / "finetune_llm.py");
+  ASSERT_TRUE(text.has_value());
+  rules::CheckOptions options;
+  EXPECT_FALSE(has_code(rules::check_source(*text, options), "TG010")) << "no target, no TG010";
+  options.target_gpu = "rtx4090";
+  rules::CheckResult result = rules::check_source(*text, options);
+  EXPECT_TRUE(has_code(result, "TG010")) << listing(*text, result);
+  options.target_gpu = "h200";
+  EXPECT_FALSE(has_code(rules::check_source(*text, options), "TG010")) << "it fits an H200";
 }
 
 }  // namespace

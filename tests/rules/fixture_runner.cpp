@@ -18,6 +18,7 @@ using analysis::LineIndex;
 
 constexpr std::string_view kCaseMarker = "# case:";
 constexpr std::string_view kCheckMarker = "# check:";
+constexpr std::string_view kTargetGpuMarker = "# target-gpu:";
 constexpr std::string_view kExpectMarker = "# expect:";
 constexpr std::string_view kSilentMarker = "# silent:";
 
@@ -286,6 +287,7 @@ std::string describe_text_mismatch(std::string_view expected, std::string_view a
 rules::CheckOptions options_for(const FixtureSpec& spec) {
   rules::CheckOptions options;
   options.select = spec.checks;
+  options.target_gpu = spec.target_gpu;
   return options;
 }
 
@@ -394,6 +396,8 @@ FixtureSpec parse_fixture(std::string_view text) {
     std::string_view line = lines[i];
     if (line.starts_with(kCaseMarker)) {
       spec.case_title = std::string(trim(line.substr(kCaseMarker.size())));
+    } else if (line.starts_with(kTargetGpuMarker)) {
+      spec.target_gpu = std::string(trim(line.substr(kTargetGpuMarker.size())));
     } else if (line.starts_with(kCheckMarker)) {
       saw_check = true;
       parse_check_header(line.substr(kCheckMarker.size()), spec);

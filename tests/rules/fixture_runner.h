@@ -49,6 +49,7 @@ struct ExpectedSilence {
 struct FixtureSpec {
   std::string case_title;                // text after `# case:`
   std::set<std::string> checks;          // codes listed by `# check:`
+  std::string target_gpu;                // `# target-gpu: rtx4090` (TG010's hardware)
   std::vector<ExpectedFinding> expected;
   std::vector<ExpectedSilence> silences;
   std::vector<std::string> problems;     // malformed header or expect comments
