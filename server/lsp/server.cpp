@@ -56,6 +56,20 @@ std::string require_uri(const json& params) {
   return doc["uri"].get<std::string>();
 }
 
+// The VRAM action is a `refactor.rewrite`: offered when the client filters nothing or asks
+// for that kind (or a prefix of it).
+bool wants_refactor(const json& params) {
+  if (!params.contains("context") || !params["context"].is_object() || !params["context"].contains("only") ||
+      !params["context"]["only"].is_array())
+    return true;
+  for (const json& k : params["context"]["only"]) {
+    if (!k.is_string()) continue;
+    const std::string prefix = k.get<std::string>();
+    if (prefix == "refactor" || prefix == "refactor.rewrite") return true;
+  }
+  return false;
+}
+
 int version_of(const json& text_document) {
   auto it = text_document.find("version");
   return it != text_document.end() && it->is_number_integer() ? it->get<int>() : 0;
@@ -254,6 +268,8 @@ struct LanguageServer::Impl {
     if (m == "textDocument/diagnostic") return document_request(r, cancelled, &Impl::pull_diagnostics);
     if (m == "textDocument/codeAction") return document_request(r, cancelled, &Impl::code_action);
     if (m == "textDocument/hover") return document_request(r, cancelled, &Impl::hover_request);
+    if (m == "textDocument/codeLens") return document_request(r, cancelled, &Impl::code_lens_request);
+    if (m == "workspace/executeCommand") return execute_command(r, cancelled);
     if (m == "codeAction/resolve") return resolve_code_action(r, cancelled);
     if (m == "workspace/diagnostic") return workspace_diagnostics(r, cancelled);
     reply_error(r.id, kMethodNotFound, "method not supported: " + m);
@@ -287,6 +303,8 @@ struct LanguageServer::Impl {
         {"diagnosticProvider", {{"identifier", "preflight"}, {"interFileDependencies", false}, {"workspaceDiagnostics", true}}},
         {"codeActionProvider", {{"codeActionKinds", json::array({"quickfix", kFixAllKind})}, {"resolveProvider", true}}},
         {"hoverProvider", true},
+        {"codeLensProvider", {{"resolveProvider", false}}},
+        {"executeCommandProvider", {{"commands", json::array({kShowVramReport})}}},
         {"workspace", {{"workspaceFolders", {{"supported", true}, {"changeNotifications", true}}}}},
     };
   }
@@ -376,6 +394,8 @@ struct LanguageServer::Impl {
 
   void code_action(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
     json actions = code_actions(*snapshot, r.params, *caps);
+    if (wants_refactor(r.params))
+      for (json& a : vram_code_actions(*snapshot, r.params, *caps)) actions.push_back(std::move(a));
     // A client that resolves edits gets fix-all without its edit; it is computed on resolve
     // against the version it was offered for.
     if (caps->code_action_resolve_edit)
@@ -388,7 +408,32 @@ struct LanguageServer::Impl {
   }
 
   void hover_request(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
-    reply(r.id, hover(*snapshot, r.params, *caps));
+    json finding_hover = hover(*snapshot, r.params, *caps);
+    if (!finding_hover.is_null()) return reply(r.id, std::move(finding_hover));
+    reply(r.id, vram_hover(*snapshot, r.params, *caps).value_or(json(nullptr)));
+  }
+
+  void code_lens_request(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
+    reply(r.id, code_lenses(*snapshot));
+  }
+
+  void vram_report_request(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
+    const json& arg = r.params["arguments"][0];
+    reply(r.id, vram_report(*snapshot, arg.value("job", std::size_t{0})));
+  }
+
+  // workspace/executeCommand preflight.showVramReport [{uri, job}]: the full report of that
+  // job, from the document's newest version.
+  void execute_command(protocol::Request& r, const CancelFlag& cancelled) {
+    const json& p = r.params;
+    if (!p.is_object() || p.value("command", "") != kShowVramReport)
+      throw BadParams("unknown command; this server runs only " + std::string(kShowVramReport));
+    if (!p.contains("arguments") || !p["arguments"].is_array() || p["arguments"].empty() || !p["arguments"][0].is_object() ||
+        !p["arguments"][0].contains("uri") || !p["arguments"][0]["uri"].is_string())
+      throw BadParams(std::string(kShowVramReport) + " takes [{uri, job}]");
+    protocol::Request inner = r;
+    inner.params["textDocument"] = {{"uri", p["arguments"][0]["uri"]}};
+    document_request(inner, cancelled, &Impl::vram_report_request);
   }
 
   void resolve_code_action(protocol::Request& r, const CancelFlag& cancelled) {
@@ -616,6 +661,8 @@ struct LanguageServer::Impl {
     }
     if (caps->pull_diagnostics && caps->diagnostic_refresh)
       request_client("workspace/diagnostic/refresh", nullptr, [](const protocol::Response&) {});
+    // A new target GPU changes every lens's verdict.
+    if (caps->code_lens_refresh) request_client("workspace/codeLens/refresh", nullptr, [](const protocol::Response&) {});
   }
 
   // --- settings -------------------------------------------------------------------------

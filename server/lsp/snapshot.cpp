@@ -36,6 +36,13 @@ Snapshot::Snapshot(std::string uri_, int version_, std::string text_, analysis::
       diagnostics(build_diagnostics(uri, map, result, *settings, caps)),
       result_id(digest(diagnostics)) {}
 
+const std::vector<VramJob>& Snapshot::vram() const {
+  std::call_once(vram_once_, [this] {
+    if (result.status == rules::FileStatus::Analyzed) vram_ = estimate_jobs(text, *settings);
+  });
+  return vram_;
+}
+
 analysis::Severity shown_severity(const analysis::Finding& f, const EffectiveSettings& s) {
   auto it = s.severity.find(f.code);
   return it == s.severity.end() ? f.severity : it->second;

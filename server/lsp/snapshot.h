@@ -4,12 +4,15 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "rules/engine.h"
 #include "server/lsp/client_capabilities.h"
 #include "server/lsp/convert.h"
 #include "server/lsp/settings.h"
+#include "server/lsp/vram.h"
 
 namespace preflight::lsp {
 
@@ -28,6 +31,15 @@ struct Snapshot {
   const std::shared_ptr<const EffectiveSettings> settings;
   const json diagnostics;
   const std::string result_id;  // changes exactly when `diagnostics` change
+
+  // The VRAM estimates of this version's jobs, computed on first use (a code lens or hover
+  // request), never on a keystroke: the remediation search costs more than the check.
+  // Thread-safe; the value never changes once computed.
+  const std::vector<VramJob>& vram() const;
+
+ private:
+  mutable std::once_flag vram_once_;
+  mutable std::vector<VramJob> vram_;
 };
 
 // Findings after severity overrides, as the user sees them (hover and actions agree with the

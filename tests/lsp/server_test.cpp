@@ -403,6 +403,106 @@ TEST(LspHover, OverAFindingShowsTheRuleTheEvidenceAndTheFix) {
             nullptr);
 }
 
+// --- VRAM: code lens, hover, command, batch-size action -----------------------------------
+
+// A full fine-tune of gpt2-large at batch 64: far past a 24 GB card; batch 1 fits.
+const std::string kFinetune =
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "from transformers import AutoModelForCausalLM\n"
+    "\n"
+    "model = AutoModelForCausalLM.from_pretrained(\"gpt2-large\").cuda()\n"
+    "opt = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
+    "loader = DataLoader(corpus, batch_size=64, num_workers=4, pin_memory=True)\n"
+    "\n"
+    "\n"
+    "def fit():\n"
+    "    for batch in loader:\n"
+    "        opt.zero_grad()\n"
+    "        model(**batch).loss.backward()\n"
+    "        opt.step()\n";
+
+json code_lens(LspProcess& lsp, const std::string& uri) {
+  return lsp.request("textDocument/codeLens", {{"textDocument", {{"uri", uri}}}})["result"];
+}
+
+TEST(LspVram, CodeLensOverTheEntryPointFollowsTheBatchLiteral) {
+  auto lsp = start();
+  json init = lsp.initialize(testing::vscode_capabilities(), {{"initializationOptions", {{"targetGpu", "rtx4090"}}}});
+  EXPECT_TRUE(init["result"]["capabilities"].contains("codeLensProvider"));
+  EXPECT_EQ(init["result"]["capabilities"]["executeCommandProvider"]["commands"][0], "preflight.showVramReport");
+  lsp.notify("textDocument/didOpen", open_params(kUri, kFinetune));
+  json lenses = code_lens(lsp, kUri);
+  ASSERT_EQ(lenses.size(), 1u) << lenses.dump();
+  EXPECT_EQ(lenses[0]["range"]["start"]["line"], 10);  // `for batch in loader:`
+  std::string before = lenses[0]["command"]["title"];
+  EXPECT_NE(before.find("NVIDIA GeForce RTX 4090"), std::string::npos) << before;
+  EXPECT_NE(before.find("✗"), std::string::npos) << before;
+  EXPECT_EQ(lenses[0]["command"]["command"], "preflight.showVramReport");
+
+  // The command returns the whole report of that job.
+  json report = lsp.request("workspace/executeCommand", {{"command", "preflight.showVramReport"},
+                                                        {"arguments", lenses[0]["command"]["arguments"]}})["result"];
+  ASSERT_TRUE(report.is_object()) << report.dump();
+  EXPECT_EQ(report["report"]["config"]["batch_size"], 64);
+  EXPECT_GT(report["report"]["total_bytes"].get<int64_t>(), 24LL << 30);
+  EXPECT_NE(report["markdown"].get<std::string>().find("| term |"), std::string::npos);
+
+  // Editing the literal changes the projection the lens shows.
+  json change = {{"range", {{"start", {{"line", 6}, {"character", 39}}}, {"end", {{"line", 6}, {"character", 41}}}}}, {"text", "1"}};
+  lsp.notify("textDocument/didChange", {{"textDocument", {{"uri", kUri}, {"version", 2}}}, {"contentChanges", json::array({change})}});
+  json after = code_lens(lsp, kUri);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_NE(after[0]["command"]["title"], before);
+  EXPECT_NE(after[0]["command"]["title"].get<std::string>().find("✓"), std::string::npos) << after.dump();
+}
+
+TEST(LspVram, HoverOnTheLoopOrTheBatchLineShowsTheBreakdown) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities(), {{"initializationOptions", {{"targetGpu", "rtx4090"}}}});
+  lsp.notify("textDocument/didOpen", open_params(kUri, kFinetune));
+  for (int line : {10, 6, 4}) {
+    json h = lsp.request("textDocument/hover", {{"textDocument", {{"uri", kUri}}}, {"position", {{"line", line}, {"character", 8}}}})["result"];
+    ASSERT_TRUE(h.is_object()) << "line " << line << ": " << h.dump();
+    std::string value = h["contents"]["value"];
+    EXPECT_NE(value.find("**VRAM estimate**"), std::string::npos) << value;
+    EXPECT_NE(value.find("| activations |"), std::string::npos) << value;
+  }
+  EXPECT_EQ(lsp.request("textDocument/hover", {{"textDocument", {{"uri", kUri}}}, {"position", {{"line", 3}, {"character", 0}}}})["result"],
+            nullptr);
+}
+
+TEST(LspVram, TheBatchSizeActionWritesTheLargestThatFitsAndTG010IsPublished) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities(), {{"initializationOptions", {{"targetGpu", "rtx4090"}}}});
+  lsp.notify("textDocument/didOpen", open_params(kUri, kFinetune));
+  EXPECT_NE(find_code(lsp.wait_diagnostics(kUri, 1), "TG010"), nullptr) << "TG010 with a target GPU";
+  json actions = lsp.request("textDocument/codeAction",
+                             {{"textDocument", {{"uri", kUri}}},
+                              {"range", {{"start", {{"line", 6}, {"character", 30}}}, {"end", {{"line", 6}, {"character", 30}}}}},
+                              {"context", {{"diagnostics", json::array()}}}})["result"];
+  const json* set_batch = nullptr;
+  for (const json& a : actions)
+    if (a["title"].get<std::string>().find("set the batch size to 1") != std::string::npos) set_batch = &a;
+  ASSERT_NE(set_batch, nullptr) << actions.dump();
+  std::string fixed = apply_edits(kFinetune, (*set_batch)["edit"]["changes"][kUri]);
+  EXPECT_NE(fixed.find("DataLoader(corpus, batch_size=1, num_workers=4"), std::string::npos) << fixed;
+}
+
+TEST(LspVram, AnUnknownTargetIsToldToTheUserAndLeavesNoVerdict) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities(), {{"initializationOptions", {{"targetGpu", "rtx9090"}}}});
+  auto told = lsp.wait_notification("window/logMessage", [](const json& p) {
+    return p["message"].get<std::string>().find("rtx9090") != std::string::npos;
+  });
+  EXPECT_TRUE(told);
+  lsp.notify("textDocument/didOpen", open_params(kUri, kFinetune));
+  EXPECT_EQ(find_code(lsp.wait_diagnostics(kUri, 1), "TG010"), nullptr);
+  json lenses = code_lens(lsp, kUri);
+  ASSERT_EQ(lenses.size(), 1u);
+  EXPECT_EQ(lenses[0]["command"]["title"].get<std::string>().find(" on "), std::string::npos) << "no target, no verdict";
+}
+
 // --- cancellation -------------------------------------------------------------------------
 
 TEST(LspCancel, AQueuedRequestIsAnsweredRequestCancelled) {
