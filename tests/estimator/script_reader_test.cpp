@@ -7,6 +7,7 @@
 //   x = f(batch_size=int(os.environ["BS"]))  # unknown: batch_size
 //                                     <- the field is unknown, blocked on this line
 //   # check-default: gradient_checkpointing   <- nobody set it: still the default
+//   # verdict: t4 FITS                        <- the band of every job on that GPU
 //
 // `# read[generation]: ...` restricts an entry to the jobs of one kind. Several entries on a
 // line are separated by `;`. The file must have exactly the jobs its `entry:` lines name.
@@ -21,6 +22,8 @@
 #include <vector>
 
 #include "analysis/line_index.h"
+#include "estimator/catalog.h"
+#include "estimator/hardware.h"
 #include "estimator/report.h"
 #include "estimator/script_reader.h"
 
@@ -30,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Expectation {
-  enum class Kind { Entry, Read, Unknown, Default } kind;
+  enum class Kind { Entry, Read, Unknown, Default, Verdict } kind;
   uint32_t line = 0;  // 1-based
   std::string only_kind;  // read[<kind>]
   std::string field, value;
@@ -72,6 +75,12 @@ std::vector<Expectation> parse_expectations(const std::string& text) {
       } else if (tag == "unknown") {
         e.kind = Expectation::Kind::Unknown;
         e.field = body;
+      } else if (tag == "verdict" || tag.rfind("verdict[", 0) == 0) {
+        e.kind = Expectation::Kind::Verdict;
+        if (tag != "verdict") e.only_kind = tag.substr(8, tag.size() - 9);
+        size_t space = body.find(' ');
+        e.field = body.substr(0, space);  // the GPU
+        e.value = trim(body.substr(space + 1));  // the band
       } else if (tag == "check-default") {
         e.kind = Expectation::Kind::Default;
         e.field = body;
@@ -100,6 +109,22 @@ const FieldView* field_named(const std::vector<FieldView>& fields, const std::st
   return nullptr;
 }
 
+// `# verdict: t4 FITS`: every job (of the kind, for `verdict[kind]`) gets that band on that GPU.
+void check_verdict(const Expectation& e, const std::vector<ScriptJob>& jobs, const std::string& file) {
+  std::string error;
+  std::optional<Target> target = resolve_target(builtin_catalog(), e.field, std::nullopt, error);
+  ASSERT_TRUE(target) << file << ":" << e.line << ": " << error;
+  bool checked = false;
+  for (const ScriptJob& j : jobs) {
+    if (!e.only_kind.empty() && kind_tag(j.kind) != e.only_kind) continue;
+    checked = true;
+    const EstimateReport r = build_report(j.spec, target, /*compat_mode=*/false);
+    EXPECT_EQ(band_name(report_band(r)), e.value)
+        << file << ":" << e.line << " " << j.entry_point << " on " << e.field << ": " << code_lens_title(r);
+  }
+  EXPECT_TRUE(checked) << file << ":" << e.line << " names no job";
+}
+
 class JobFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JobFixture, ReadsWhatTheCommentsSay) {
@@ -118,6 +143,10 @@ TEST_P(JobFixture, ReadsWhatTheCommentsSay) {
 
   for (const Expectation& e : expected) {
     if (e.kind == Expectation::Kind::Entry) continue;
+    if (e.kind == Expectation::Kind::Verdict) {
+      check_verdict(e, jobs, GetParam());
+      continue;
+    }
     bool checked = false;
     for (const ScriptJob& j : jobs) {
       if (!e.only_kind.empty() && kind_tag(j.kind) != e.only_kind) continue;
