@@ -30,7 +30,8 @@ ModelProfile resolve_model(const JobSpec& job, const Catalog& catalog) {
     p.known = true;
     p.params = *job.params.value;
     p.confidence = Confidence::Medium;
-    p.params_source = "--params (no architecture shape" + std::string(arch ? "; the catalogue shape is kept)" : ")");
+    const std::string given = job.params.source.kind == SourceKind::Script ? job.params.source.detail : "--params";
+    p.params_source = given + " (no architecture shape" + std::string(arch ? "; the catalogue shape is kept)" : ")");
     if (!arch) p.id = job.model.value.empty() ? "custom" : job.model.value;
     // A count that disagrees with the named architecture makes its layout meaningless.
     if (arch && (p.params < arch->params * 0.99 || p.params > arch->params * 1.01)) {

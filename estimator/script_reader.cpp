@@ -9,6 +9,7 @@
 #include "analysis/module_model.h"
 #include "analysis/syntax.h"
 #include "analysis/torch_facts.h"
+#include "estimator/module_params.h"
 
 namespace preflight::estimator {
 
@@ -375,6 +376,35 @@ class Reader {
         return;
       }
     }
+    if (const Call* c = local_model_instantiation()) read_local_model(*c, job);
+  }
+
+  // The first `Net(...)` of a local nn.Module class that no other local module builds: the
+  // model the script trains (its submodules are counted inside it).
+  const Call* local_model_instantiation() const {
+    for (const Call& c : calls_) {
+      int ci = model_.class_named(c.callee);
+      if (ci < 0 || !model_.classes()[ci].is_module || inside_module_class(c.scope)) continue;
+      return &c;
+    }
+    return nullptr;
+  }
+
+  bool inside_module_class(int scope) const {
+    for (int s = scope; s >= 0; s = model_.scopes()[s].parent) {
+      int ci = model_.scopes()[s].class_index >= 0 ? model_.scopes()[s].class_index : model_.enclosing_class(s);
+      if (ci >= 0 && model_.classes()[ci].is_module) return true;
+    }
+    return false;
+  }
+
+  void read_local_model(const Call& c, JobSpec& job) const {
+    int ci = model_.class_named(c.callee);
+    const std::string name = model_.classes()[ci].name;
+    ModuleParams p = count_module_params(model_, ci, c.node);
+    const std::string detail = "local class `" + name + "`, counted from its layer shapes";
+    if (p.count) job.params.set(*p.count, Source{SourceKind::Script, detail, range_of(c.node), {}});
+    else job.params.source = Source{SourceKind::Unknown, detail, range_of(c.node), p.blocking};
   }
 
   void read_pretrained(const Call& c, JobSpec& job) {
