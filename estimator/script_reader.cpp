@@ -1,6 +1,7 @@
 #include "estimator/script_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <functional>
 #include <optional>
@@ -299,8 +300,33 @@ class Reader {
     return r;
   }
 
+  // A keyword as passed: `name=...`, or inside a `**kwargs` whose binding is a dict literal
+  // (`train_kwargs = {"batch_size": args.batch_size}`; DataLoader(ds, **train_kwargs)).
   Reading keyword(const Call& c, std::string_view name) const {
-    return read(keyword_arg(c.node, name, src_), c.scope);
+    TSNode direct = keyword_arg(c.node, name, src_);
+    if (!is_null(direct)) return read(direct, c.scope);
+    TSNode args = field(c.node, k_.f_arguments);
+    for (uint32_t i = 0; i < ts_node_named_child_count(args); ++i) {
+      TSNode a = ts_node_named_child(args, i);
+      if (!is(a, k_.dictionary_splat)) continue;
+      TSNode dict = unparenthesize(ts_node_named_child(a, 0));
+      int scope = c.scope;
+      if (is(dict, k_.identifier)) {
+        int found = -1;
+        const auto* sites = model_.bindings_of(text(dict), c.scope, &found);
+        if (!sites || sites->size() != 1) continue;
+        dict = unparenthesize((*sites)[0].value);
+        scope = found;
+      }
+      if (!is(dict, k_.dictionary)) continue;
+      for (uint32_t j = 0; j < ts_node_named_child_count(dict); ++j) {
+        TSNode pair = ts_node_named_child(dict, j);
+        if (!is(pair, k_.pair)) continue;
+        TSNode key = ts_node_child_by_field_name(pair, "key", 3);
+        if (is(key, k_.string) && string_content(key, src_) == name) return read(field(pair, k_.f_value), scope);
+      }
+    }
+    return read(TSNode{}, c.scope);
   }
 
   // The Source of a field read at `r` (`what` names it as the script spells it).
@@ -587,6 +613,12 @@ class Reader {
   void read_optimizer(JobSpec& job) {
     for (const Call& c : calls_) {
       std::optional<Optimizer> o = torch_optimizer(c);
+      if (!o && unmodelled_torch_optimizer(c)) {
+        // Adadelta, NAdam, LBFGS, ...: say so, rather than estimate AdamW silently.
+        job.optimizer.source = Source{SourceKind::Unknown, text(field(c.node, k_.f_function)), range_of(c.node),
+                                      text(field(c.node, k_.f_function)) + " (no state model for it)"};
+        return;
+      }
       if (!o) continue;
       Source s = call_source(c, text(field(c.node, k_.f_function)) + "(...)");
       if (*o == Optimizer::Sgd) {
@@ -601,6 +633,12 @@ class Reader {
         job.optimizer_impl.set(OptimizerImpl::ForLoop, source_of(foreach, "foreach"));
       return;  // the first optimizer the script builds is the one it steps
     }
+  }
+
+  static bool unmodelled_torch_optimizer(const Call& c) {
+    std::string_view q = c.callee, leaf = leaf_of(q);
+    return starts_with(q, "torch.optim.") && q.find('.', 12) == std::string_view::npos && !leaf.empty() &&
+           std::isupper(static_cast<unsigned char>(leaf[0])) && leaf != "Optimizer";
   }
 
   static std::optional<Optimizer> torch_optimizer(const Call& c) {
@@ -859,7 +897,7 @@ class Reader {
     const Call* loader = job.kind == EntryKind::TrainingLoop ? loader_of(job) : nullptr;
     if (!loader)
       for (const Call& c : calls_)
-        if (is_torch_dataloader(model_, c.node) && !is_null(keyword_arg(c.node, "batch_size", src_))) {
+        if (is_torch_dataloader(model_, c.node) && !is_null(keyword(c, "batch_size").use)) {
           loader = &c;
           break;
         }
