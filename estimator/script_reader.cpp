@@ -705,7 +705,7 @@ class Reader {
     for (const Call& c : calls_) {
       if (!is_tokenizer_call(c)) continue;
       Reading r = keyword(c, "max_length");
-      if (is_null(r.use)) continue;
+      if (is_null(r.use) || is(unparenthesize(r.use), k_.none)) continue;  // None: no fixed length
       set_int(job.seq_len, r, "max_length");
       return;
     }
