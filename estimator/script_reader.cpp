@@ -572,6 +572,7 @@ class Reader {
       } else if (leaf == "GradScaler" && starts_with(c.callee, "torch.")) {
         if (amp_dtype_.empty()) amp("fp16", call_source(c, "GradScaler()"));
       } else if (c.callee == "accelerate.Accelerator") {
+        pending_accumulation_ = keyword(c, "gradient_accumulation_steps");
         Reading mp = keyword(c, "mixed_precision");
         if (mp.value && mp.value->kind == Folded::Kind::Str && (mp.value->s == "bf16" || mp.value->s == "fp16"))
           amp(mp.value->s, source_of(mp, "mixed_precision"));
@@ -915,7 +916,8 @@ class Reader {
   std::vector<TSNode> loops_;
   std::string weight_dtype_, amp_dtype_;
   Source weight_dtype_source_, amp_source_;
-  std::vector<std::pair<size_t, Reading>> pending_new_tokens_;  // generate(max_new_tokens=) by job
+  std::vector<std::pair<size_t, Reading>> pending_new_tokens_;
+  Reading pending_accumulation_;  // Accelerator(gradient_accumulation_steps=...)  // generate(max_new_tokens=) by job
 };
 
 std::vector<ScriptJob> Reader::jobs() {
@@ -932,6 +934,8 @@ std::vector<ScriptJob> Reader::jobs() {
   read_training_arguments(shared);
   read_precision_calls();
   apply_precision(shared);
+  if (!shared.accumulation_steps.stated())
+    set_int(shared.accumulation_steps, pending_accumulation_, "gradient_accumulation_steps");
   if (!shared.optimizer.stated()) read_optimizer(shared);
   if (!shared.gradient_checkpointing.stated()) read_checkpointing(shared);
   read_peft(shared);
