@@ -457,6 +457,7 @@ struct LanguageServer::Impl {
 
   void workspace_diagnostics(protocol::Request& r, const CancelFlag& cancelled) {
     WorkspaceScan scan;
+    scan.threads = options.workers;
     scan.folders = folders;
     for (const auto& [uri, doc] : documents) scan.open_uris.insert(uri);
     scan.previous = previous_result_ids(r.params);

@@ -1,12 +1,16 @@
 #include "server/lsp/workspace_scan.h"
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
+#include <mutex>
 
 #include "protocol/jsonrpc.h"
 #include "rules/engine.h"
 #include "server/cli/config.h"
 #include "server/cli/discovery.h"
 #include "server/cli/file_io.h"
+#include "server/cli/parallel.h"
 #include "server/lsp/snapshot.h"
 #include "server/lsp/uri.h"
 
@@ -25,6 +29,7 @@ class SettingsCache {
   explicit SettingsCache(const WorkspaceScan& scan) : scan_(scan) {}
 
   std::shared_ptr<const EffectiveSettings> for_dir(const fs::path& dir) {
+    std::lock_guard lock(mu_);  // shared by the scan's threads
     auto it = cache_.find(dir);
     if (it != cache_.end()) return it->second;
     server::Config config;
@@ -39,6 +44,7 @@ class SettingsCache {
 
  private:
   const WorkspaceScan& scan_;
+  std::mutex mu_;
   std::map<fs::path, std::shared_ptr<const EffectiveSettings>> cache_;
 };
 
@@ -101,25 +107,33 @@ std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
     auto found = files_of(folder, settings);
     files.insert(files.end(), found.begin(), found.end());
   }
+  // Files are checked in parallel; reports, batches and progress go through one mutex, so
+  // every message is whole and the counts are exact. The report order is not meaningful.
   json items = json::array();
   json batch = json::array();
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    if (scan.cancelled()) {
-      progress(scan, {{"kind", "end"}, {"message", "cancelled"}});
-      return std::nullopt;
+  std::mutex mu;
+  std::size_t done = 0;
+  std::atomic<bool> stopped{false};
+  server::parallel_for(files.size(), std::max(1u, scan.threads), [&](std::size_t i) {
+    if (stopped.load() || scan.cancelled()) {
+      stopped = true;
+      return;
     }
     fs::path path = fs::absolute(files[i].location).lexically_normal();
-    if (scan.open_uris.count(path_to_uri(path))) continue;
-    json report = report_for(scan, files[i], settings);
-    if (report.is_null()) continue;
-    (scan.partial_token.is_null() ? items : batch).push_back(std::move(report));
+    json report = scan.open_uris.count(path_to_uri(path)) ? json(nullptr) : report_for(scan, files[i], settings);
+    std::lock_guard lock(mu);
+    if (!report.is_null()) (scan.partial_token.is_null() ? items : batch).push_back(std::move(report));
     if (batch.size() >= kPartialBatch) {
       scan.send(protocol::make_notification("$/progress", {{"token", scan.partial_token}, {"value", {{"items", batch}}}}));
       batch = json::array();
     }
-    if (i % 10 == 9)
-      progress(scan, {{"kind", "report"}, {"message", std::to_string(i + 1) + "/" + std::to_string(files.size()) + " files"},
-                      {"percentage", static_cast<int>(100 * (i + 1) / files.size())}});
+    if (++done % 10 == 0)
+      progress(scan, {{"kind", "report"}, {"message", std::to_string(done) + "/" + std::to_string(files.size()) + " files"},
+                      {"percentage", static_cast<int>(100 * done / files.size())}});
+  });
+  if (stopped) {
+    progress(scan, {{"kind", "end"}, {"message", "cancelled"}});
+    return std::nullopt;
   }
   if (!batch.empty())
     scan.send(protocol::make_notification("$/progress", {{"token", scan.partial_token}, {"value", {{"items", batch}}}}));

@@ -31,6 +31,7 @@ struct WorkspaceScan {
   nlohmann::json partial_token;   // null: everything in the final result
   nlohmann::json progress_token;  // null: no $/progress
   std::function<void(const nlohmann::json&)> send;  // for $/progress
+  unsigned threads = 1;           // files are checked on this many threads
 };
 
 // The WorkspaceDiagnosticReport, or nullopt when cancelled.
