@@ -1,0 +1,82 @@
+;;; emacs_test.el --- eglot + Flymake end to end against the real server  -*- lexical-binding: t; -*-
+
+;; Run by emacs_test.sh as `emacs -Q --batch -l emacs_test.el'.  Loads editors/emacs/preflight.el,
+;; opens a copy of buggy_train.py with `eglot-ensure' in `python-mode-hook' (as a user would),
+;; waits until the TG001 diagnostic reaches Flymake, prints what arrived, shuts the server down
+;; and exits 0 only if every check held.  Environment: PF_TEST_FILE, PF_EDITORS_DIR; the
+;; `preflight' first on PATH is the server under test (see lib.sh).
+
+(require 'package)
+;; Debian installs elpa-eglot under site-lisp/elpa, which only site-start (skipped by -Q) adds.
+(when (file-directory-p "/usr/share/emacs/site-lisp/elpa")
+  (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa"))
+(package-initialize)                    ; activates elpa-eglot (built in from Emacs 29)
+(require 'eglot)
+(require 'flymake)
+(load (expand-file-name "emacs/preflight.el" (getenv "PF_EDITORS_DIR")) nil t)
+
+(defconst pf-test-timeout 20 "Seconds to wait for each step.")
+
+(defun pf-say (format-string &rest args)
+  (princ (concat (apply #'format format-string args) "\n")))
+
+(defun pf-wait-for (what predicate)
+  "Pump the server connection until PREDICATE holds; fail naming WHAT after the timeout."
+  (let ((deadline (+ (float-time) pf-test-timeout)) result)
+    (while (and (not (setq result (funcall predicate))) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (or result (error "Timed out waiting for %s" what))))
+
+(defun pf-tg001 ()
+  "The TG001 Flymake diagnostic of the current buffer, asking Flymake to collect first."
+  (flymake-start)
+  (cl-find-if (lambda (d) (string-match-p "TG001" (flymake-diagnostic-text d)))
+              (flymake-diagnostics)))
+
+(defun pf-diagnostic-source (d)
+  (buffer-substring-no-properties (flymake-diagnostic-beg d) (flymake-diagnostic-end d)))
+
+(defun pf-print-diagnostic (d)
+  (pf-say "flymake: line %d, %s on `%s': %s"
+          (line-number-at-pos (flymake-diagnostic-beg d))
+          (flymake-diagnostic-type d)
+          (pf-diagnostic-source d)
+          (flymake-diagnostic-text d)))
+
+(defun pf-run ()
+  (pf-say "emacs %s, eglot %s" emacs-version
+          (or (ignore-errors (package-version-join (package-desc-version (cadr (assq 'eglot package-alist)))))
+              "built in"))
+  (add-hook 'python-mode-hook #'eglot-ensure)
+  (find-file (getenv "PF_TEST_FILE"))
+  (unless (derived-mode-p 'python-mode) (error "Not in python-mode but %s" major-mode))
+  (run-hooks 'post-command-hook)        ; eglot-ensure connects after the command loop's turn
+  (let* ((server (pf-wait-for "eglot to connect" #'eglot-current-server))
+         (diag (pf-wait-for "TG001 through flymake" #'pf-tg001))
+         (all (flymake-diagnostics)))
+    (pf-say "eglot: connected to %s (%s), managing %s"
+            (plist-get (eglot--server-info server) :name)
+            (mapconcat #'identity (process-command (jsonrpc--process server)) " ")
+            (buffer-name))
+    (pf-say "flymake: %d diagnostic(s)" (length all))
+    (mapc #'pf-print-diagnostic all)
+    (unless (eq (flymake-diagnostic-type diag) 'eglot-warning)
+      (error "TG001 arrived as %s, not as a warning" (flymake-diagnostic-type diag)))
+    ;; The line holds é, CJK and an emoji before the finding: a UTF-16 slip moves the region.
+    (unless (equal (pf-diagnostic-source diag) "loss")
+      (error "The TG001 region covers `%s', not `loss'" (pf-diagnostic-source diag)))
+    (unless (string-match-p "backward" (flymake-diagnostic-text diag))
+      (error "The TG001 message does not say what consumed the graph"))
+    (eglot-shutdown server)
+    (pf-say "eglot: server shut down")))
+
+(condition-case failure
+    (progn
+      (pf-run)
+      (pf-say "PASS: eglot received TG001 and Flymake shows it")
+      (kill-emacs 0))
+  (error
+   (pf-say "FAIL: %s" (error-message-string failure))
+   (kill-emacs 1)))
+
+;;; emacs_test.el ends here

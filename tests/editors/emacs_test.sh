@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# emacs_test.sh SERVER SOURCE_DIR: Emacs in batch mode (Debian 12: 28.2 + elpa-eglot 1.9)
+# against the built server; emacs_test.el does the checks and prints what eglot received.
+set -uo pipefail
+server=$1 source_dir=$2
+. "$(dirname "$0")/lib.sh"
+require_tool emacs emacs-nox
+has_eglot='(progn (require (quote package))
+  (add-to-list (quote package-directory-list) "/usr/share/emacs/site-lisp/elpa")
+  (package-initialize) (kill-emacs (if (require (quote eglot) nil t) 0 1)))'
+if ! emacs -Q --batch --eval "$has_eglot" 2>/dev/null; then
+  if [ -n "${CI:-}" ]; then echo "FAIL: eglot is not available (Debian package elpa-eglot)" >&2; exit 1; fi
+  echo "SKIP: eglot is not available (apt-get install elpa-eglot)"; exit "$SKIP_CODE"
+fi
+make_workspace "$server"
+
+export PF_TEST_FILE="$work/project/buggy_train.py"
+export PF_EDITORS_DIR="$source_dir/editors"
+HOME="$work" timeout --kill-after=5 60 emacs -Q --batch -l "$here/emacs_test.el" </dev/null
+status=$?
+echo
+if ((status == 124 || status == 137)); then echo "FAIL: emacs did not finish within 60 s"; fi
+if ! wait_server_exit 5; then
+  echo "FAIL: the server was still running 5 s after emacs quit"
+  status=1
+fi
+((status == 0)) || show_server_log
+exit "$status"
