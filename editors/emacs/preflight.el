@@ -22,6 +22,7 @@
 
 (require 'cl-lib)
 (require 'subr-x)
+(require 'eieio)                        ; `defclass' below runs only once eglot is loaded
 
 (defgroup preflight nil
   "PyTorch training-code checks from the preflight language server."
@@ -66,6 +67,10 @@
 (declare-function eglot--project "eglot")
 (declare-function eglot--uri-to-path "eglot")
 (declare-function project-root "project")
+(defvar eglot-server-programs)
+;; Defined by the `defclass' below, which the byte compiler sees only inside the
+;; `with-eval-after-load' form.
+(declare-function preflight-eglot-server--eieio-childp "preflight")
 
 (defun preflight--settings-in (directory)
   "`preflight-server-settings' with DIRECTORY's .dir-locals.el applied."
@@ -105,15 +110,25 @@
 (declare-function make-lsp-client "lsp-mode")
 (declare-function lsp-stdio-connection "lsp-mode")
 (declare-function lsp-activate-on "lsp-mode")
-(declare-function lsp-configuration-section "lsp-mode")
-(declare-function lsp--set-configuration "lsp-mode")
-(defvar lsp-language-id-configuration)
+(declare-function lsp-register-custom-settings "lsp-mode")
+
+(defun preflight--select-setting ()
+  (and preflight-select (vconcat preflight-select)))
+
+(defun preflight--ignore-setting ()
+  (and preflight-ignore (vconcat preflight-ignore)))
+
+(defun preflight--target-gpu-setting ()
+  (and preflight-target-gpu (not (string-empty-p preflight-target-gpu)) preflight-target-gpu))
 
 (with-eval-after-load 'lsp-mode
+  ;; Functions rather than the variables: lsp-mode sends a Lisp list as neither a JSON array
+  ;; nor omits it, and these leave unset options out so pyproject.toml applies.  lsp-mode
+  ;; answers the server's workspace/configuration pull (sent after `initialized') from them.
   (lsp-register-custom-settings
-   '(("preflight.select" preflight-select)
-     ("preflight.ignore" preflight-ignore)
-     ("preflight.targetGpu" preflight-target-gpu)))
+   '(("preflight.select" preflight--select-setting)
+     ("preflight.ignore" preflight--ignore-setting)
+     ("preflight.targetGpu" preflight--target-gpu-setting)))
   (lsp-register-client
    (make-lsp-client
     :new-connection (lsp-stdio-connection #'preflight-server-command)
@@ -121,10 +136,7 @@
     :server-id 'preflight
     :add-on? t                          ; alongside the Python language server
     :priority -2
-    :initialization-options #'preflight-server-settings
-    :initialized-fn (lambda (workspace)
-                      (with-lsp-workspace workspace
-                        (lsp--set-configuration (lsp-configuration-section "preflight")))))))
+    :initialization-options #'preflight-server-settings)))
 
 (provide 'preflight)
 ;;; preflight.el ends here

@@ -1,10 +1,10 @@
 ;;; emacs_test.el --- eglot + Flymake end to end against the real server  -*- lexical-binding: t; -*-
 
-;; Run by emacs_test.sh as `emacs -Q --batch -l emacs_test.el'.  Loads editors/emacs/preflight.el,
-;; opens a copy of buggy_train.py with `eglot-ensure' in `python-mode-hook' (as a user would),
-;; waits until the TG001 diagnostic reaches Flymake, prints what arrived, shuts the server down
-;; and exits 0 only if every check held.  Environment: PF_TEST_FILE, PF_EDITORS_DIR; the
-;; `preflight' first on PATH is the server under test (see lib.sh).
+;; Run by emacs_test.sh as `emacs -Q --batch -l emacs_test.el'.  Loads editors/emacs/preflight.el
+;; (byte-compiled), opens a copy of buggy_train.py with `eglot-ensure' in `python-mode-hook' (as
+;; a user would), waits until the TG001 diagnostic reaches Flymake, prints what arrived, shuts
+;; the server down and exits 0 only if every check held.  Environment: PF_TEST_FILE,
+;; PF_PREFLIGHT_ELC; the `preflight' first on PATH is the server under test (see lib.sh).
 
 (require 'package)
 ;; Debian installs elpa-eglot under site-lisp/elpa, which only site-start (skipped by -Q) adds.
@@ -13,7 +13,7 @@
 (package-initialize)                    ; activates elpa-eglot (built in from Emacs 29)
 (require 'eglot)
 (require 'flymake)
-(load (expand-file-name "emacs/preflight.el" (getenv "PF_EDITORS_DIR")) nil t)
+(load (getenv "PF_PREFLIGHT_ELC") nil t t) ; editors/emacs/preflight.el, byte-compiled
 
 (defconst pf-test-timeout 20 "Seconds to wait for each step.")
 

@@ -14,8 +14,16 @@ if ! emacs -Q --batch --eval "$has_eglot" 2>/dev/null; then
 fi
 make_workspace "$server"
 
+# preflight.el as a package manager installs it: byte-compiled (here with warnings as errors,
+# and without eglot loaded), then the test loads the .elc.
+mkdir -p "$work/lisp"
+cp "$source_dir/editors/emacs/preflight.el" "$work/lisp/"
+if ! compile_log=$(emacs -Q --batch --eval '(setq byte-compile-error-on-warn t)' \
+                     -f batch-byte-compile "$work/lisp/preflight.el" 2>&1); then
+  echo "$compile_log"; echo "FAIL: editors/emacs/preflight.el does not byte-compile cleanly"; exit 1
+fi
 export PF_TEST_FILE="$work/project/buggy_train.py"
-export PF_EDITORS_DIR="$source_dir/editors"
+export PF_PREFLIGHT_ELC="$work/lisp/preflight.elc"
 HOME="$work" timeout --kill-after=5 60 emacs -Q --batch -l "$here/emacs_test.el" </dev/null
 status=$?
 echo
