@@ -48,6 +48,13 @@
   :type '(choice (const :tag "Default" nil) string)
   :safe (lambda (v) (or (null v) (stringp v))))
 
+(defcustom preflight-eglot-register t
+  "Non-nil: loading eglot makes preflight the eglot server of Python buffers.
+eglot runs one server per buffer; set this to nil before loading
+preflight to keep another Python server, and start preflight with
+\\[universal-argument] \\[eglot] when wanted."
+  :type 'boolean)
+
 (defun preflight-server-settings ()
   "The server options as a JSON-ready plist (a hash table when all are unset)."
   (let ((settings (append
@@ -99,10 +106,11 @@
                           (if (file-directory-p scope) scope (project-root (eglot--project server)))))))
                    items)))
 
-  (add-to-list 'eglot-server-programs
-               `((python-mode python-ts-mode)
-                 . ,(lambda (&optional _interactive)
-                      (cons 'preflight-eglot-server (preflight-server-command))))))
+  (when preflight-eglot-register
+    (add-to-list 'eglot-server-programs
+                 `((python-mode python-ts-mode)
+                   . ,(lambda (&optional _interactive)
+                        (cons 'preflight-eglot-server (preflight-server-command)))))))
 
 ;;;; lsp-mode
 
