@@ -70,10 +70,36 @@
     (eglot-shutdown server)
     (pf-say "eglot: server shut down")))
 
+(defvar pf-publishes 0 "How many publishDiagnostics eglot has handled.")
+(advice-add 'eglot-handle-notification :before
+            (lambda (_server method &rest _)
+              (when (eq method 'textDocument/publishDiagnostics) (cl-incf pf-publishes))))
+
+(defun pf-run-ignoring ()
+  "The project's .dir-locals.el sets `preflight-ignore'; preflight.el must send it, so the
+server's first publish for the reopened file holds no TG001."
+  (kill-buffer (current-buffer))
+  (with-temp-file (expand-file-name ".dir-locals.el" (file-name-directory (getenv "PF_TEST_FILE")))
+    (insert "((python-mode . ((preflight-ignore . (\"TG001\")))))\n"))
+  (setq pf-publishes 0)
+  (find-file (getenv "PF_TEST_FILE"))
+  (run-hooks 'post-command-hook)
+  (let ((server (pf-wait-for "eglot to reconnect" #'eglot-current-server)))
+    (pf-wait-for "the server's first publish" (lambda () (> pf-publishes 0)))
+    (flymake-start)
+    (let ((all (flymake-diagnostics)))
+      (pf-say "with preflight-ignore (\"TG001\") in .dir-locals.el: %d diagnostic(s)%s" (length all)
+              (mapconcat (lambda (d) (concat ", " (car (split-string (flymake-diagnostic-text d) ":"))))
+                         all ""))
+      (when (cl-find-if (lambda (d) (string-match-p "TG001" (flymake-diagnostic-text d))) all)
+        (error "TG001 is still reported with preflight-ignore set")))
+    (eglot-shutdown server)))
+
 (condition-case failure
     (progn
       (pf-run)
-      (pf-say "PASS: eglot received TG001 and Flymake shows it")
+      (pf-run-ignoring)
+      (pf-say "PASS: eglot received TG001 and Flymake shows it; preflight-ignore reaches the server")
       (kill-emacs 0))
   (error
    (pf-say "FAIL: %s" (error-message-string failure))

@@ -32,5 +32,6 @@ if ! wait_server_exit 5; then
   echo "FAIL: the server was still running 5 s after emacs quit"
   status=1
 fi
+check_server_log || status=1
 ((status == 0)) || show_server_log
 exit "$status"

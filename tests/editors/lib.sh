@@ -68,3 +68,13 @@ show_server_log() {
   echo "--- server stderr (last 40 lines) ---"
   tail -n 40 "$server_log"
 }
+
+# check_server_log: the server logged no error and rejected no message from the client (a
+# malformed request or reply from the editor's set-up shows here, not in the editor).
+check_server_log() {
+  local bad
+  bad=$(grep -E '\[(error|critical)\]|rejected message' "$server_log" 2>/dev/null) || return 0
+  echo "FAIL: the server logged:"
+  echo "$bad"
+  return 1
+}

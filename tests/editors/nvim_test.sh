@@ -20,6 +20,11 @@ if ! wait_server_exit 5; then
   echo "FAIL: the server was still running 5 s after neovim quit"
   status=1
 fi
+check_server_log || status=1
+# Neovim logs the client's own failures (a handler that threw, a malformed message) as ERROR.
+for f in "$work"/state/nvim/lsp.log "$work"/cache/nvim/lsp.log; do
+  if [ -s "$f" ] && grep -q '^\[ERROR\]' "$f"; then echo "FAIL: neovim's lsp.log has errors"; status=1; fi
+done
 if ((status != 0)); then
   show_server_log
   for f in "$work"/state/nvim/lsp.log "$work"/cache/nvim/lsp.log; do
