@@ -75,8 +75,12 @@ end
 -- carries them. Registered as a client command, so running the lens (vim.lsp.codelens.run())
 -- shows the report instead of discarding the server's answer.
 local function request_report(client, arguments, bufnr)
-  client.request('workspace/executeCommand', { command = 'preflight.showVramReport', arguments = arguments },
-    show_report, bufnr)
+  local params = { command = 'preflight.showVramReport', arguments = arguments }
+  if vim.fn.has('nvim-0.11') == 1 then
+    client:request('workspace/executeCommand', params, show_report, bufnr) -- a method from 0.11
+  else
+    client.request('workspace/executeCommand', params, show_report, bufnr)
+  end
 end
 
 local commands = {
