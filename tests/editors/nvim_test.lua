@@ -178,10 +178,22 @@ local function code_lens(bufnr, client)
   for _, lens in ipairs(lenses) do
     say('code lens at line %d: %s (%s)', lens.range.start.line + 1, lens.command.title, lens.command.command)
   end
-  local report = request(bufnr, 'workspace/executeCommand', lenses[1].command)
-  check(type(report) == 'table' and type(report.markdown) == 'string', 'the lens command answered %s', vim.inspect(report))
-  say('lens command %s: a report on %s, %d lines of markdown', lenses[1].command.command, tostring(report.entryPoint),
-    #vim.split(report.markdown, '\n'))
+  -- :PreflightVramReport with the cursor under the lens runs the lens's command and floats
+  -- the server's report.
+  local float
+  vim.api.nvim_win_set_cursor(0, { lenses[1].range.start.line + 1, 0 })
+  vim.cmd('PreflightVramReport')
+  local floated = vim.wait(TIMEOUT_MS, function()
+    for _, win in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(win).relative ~= '' then float = win end
+    end
+    return float ~= nil
+  end, 20)
+  check(floated, ':PreflightVramReport opened no window')
+  local report = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false)
+  say(':PreflightVramReport: a float of %d lines: %s', #report, report[1])
+  check(table.concat(report, '\n'):find('VRAM', 1, true), 'the report float does not show a VRAM estimate')
+  vim.api.nvim_win_close(float, true)
   return 'the code lens'
 end
 
