@@ -4,5 +4,5 @@ return {
   cmd = { 'preflight', 'lsp' },
   filetypes = { 'python' },
   root_markers = { 'pyproject.toml', '.preflight.toml', '.git' },
-  settings = { preflight = {} },
+  settings = { preflight = vim.empty_dict() }, -- an object on the wire, not []
 }

@@ -18,7 +18,7 @@ function M.register()
       filetypes = { 'python' },
       root_dir = util.root_pattern('pyproject.toml', '.preflight.toml', '.git'),
       single_file_support = true,
-      settings = { preflight = {} }, -- answers the server's workspace/configuration pull
+      settings = { preflight = vim.empty_dict() }, -- answers workspace/configuration
     },
     docs = {
       description = [[
