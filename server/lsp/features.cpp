@@ -106,6 +106,20 @@ json ignore_edit(const Snapshot& doc, uint32_t offset, const std::string& code) 
   return text_edits({{{end, end}, "  # preflight: ignore[" + code + "]"}}, doc.map);
 }
 
+// The client names the diagnostics it wants actions for (Neovim 0.7 sends the cursor as the
+// range and every diagnostic of the line): one of ours is meant when code and range match.
+namespace {
+bool in_context(const json& params, const json& diagnostic) {
+  if (!params.contains("context") || !params["context"].is_object()) return false;
+  const json& listed = params["context"].value("diagnostics", json::array());
+  if (!listed.is_array()) return false;
+  for (const json& d : listed)
+    if (d.is_object() && d.value("code", json()) == diagnostic["code"] && d.value("range", json()) == diagnostic["range"])
+      return true;
+  return false;
+}
+}  // namespace
+
 json code_actions(const Snapshot& doc, const json& params, const ClientCapabilities& caps) {
   json actions = json::array();
   std::optional<ByteRange> range =
@@ -115,7 +129,7 @@ json code_actions(const Snapshot& doc, const json& params, const ClientCapabilit
   if (wanted(params, "quickfix")) {
     for (std::size_t i = 0; i < findings.size(); ++i) {
       const Finding& f = findings[i];
-      if (!overlaps(f.range, *range)) continue;
+      if (!overlaps(f.range, *range) && !in_context(params, doc.diagnostics[i])) continue;
       json diagnostic = json::array({doc.diagnostics[i]});
       for (const auto& fix : f.fixes) {
         if (fix.safety == analysis::FixSafety::DisplayOnly || fix.edits.empty()) continue;

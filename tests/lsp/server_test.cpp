@@ -364,6 +364,26 @@ TEST(LspCodeActions, QuickFixEditsApplyAndTheRecheckIsClean) {
   }
 }
 
+TEST(LspCodeActions, TheDiagnosticsInTheContextSelectTheActionsAsNeovim07Sends) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  json diagnostics = lsp.wait_diagnostics(kUri, 1);
+  const json* tg001 = find_code(diagnostics, "TG001");
+  ASSERT_NE(tg001, nullptr);
+  // The cursor at the start of the line, outside the finding's span; the line's diagnostics
+  // in the context.
+  int line = (*tg001)["range"]["start"]["line"];
+  json params = {{"textDocument", {{"uri", kUri}}},
+                 {"range", {{"start", {{"line", line}, {"character", 0}}}, {"end", {{"line", line}, {"character", 0}}}}},
+                 {"context", {{"diagnostics", json::array({*tg001})}, {"only", {"quickfix"}}}}};
+  json actions = lsp.request("textDocument/codeAction", params)["result"];
+  ASSERT_FALSE(actions.empty()) << actions.dump();
+  EXPECT_EQ(actions[0]["title"], "Add .detach()");
+  params["context"]["diagnostics"] = json::array();
+  EXPECT_TRUE(lsp.request("textDocument/codeAction", params)["result"].empty()) << "nothing at the cursor, nothing named";
+}
+
 TEST(LspCodeActions, FixAllAppliesEverySafeFixAndResolvesLazily) {
   auto lsp = start();
   lsp.initialize(testing::vscode_capabilities());
