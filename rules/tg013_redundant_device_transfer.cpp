@@ -9,7 +9,8 @@
 // Exempt: downloads (`.to("cpu")`); dtype casts and destinations that cannot be shown to be
 // a device (`.to(dev)` with `dev` a bare parameter); destinations and values bound by the
 // loop (batch transfers, `for dev in devices`), comprehension targets, `x = x.to(device)`;
-// a device restored after a `.cpu()` of the same object in the loop (checkpointing);
+// a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
+// (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
 // tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06); `torch.from_numpy(batch)` of loop data (the batch
 // transfer itself, no `device=` form exists).
@@ -119,7 +120,7 @@ struct Checker final : RuleCheck {
     if (method == "to" && why.empty()) return;
     if (!is_null(dest) && reads_varying(dest, st)) return;  // a different device each pass
     TSNode recv = unparenthesize(field(callee, k.f_object));
-    if (auto base = base_name(recv, ctx.source); base && restored_after_cpu(st.innermost_loop()->node, *base)) return;
+    if (auto base = base_name(recv, ctx.source); base && changed_in_loop(st.innermost_loop()->node, *base)) return;
     if (on_factory(n, recv, why, st)) return;
     auto r = dotted_name(recv, ctx.source);
     if (!r || varies(*r, n, st)) return;
@@ -180,19 +181,29 @@ struct Checker final : RuleCheck {
     return true;
   }
 
-  // `net.cpu()` / `net.to("cpu")` in the same loop: the device is being restored.
-  bool restored_after_cpu(TSNode n, const std::string& base) const {
+  // `.to("cpu")` / `.to(device="cpu")` / `.cpu()`: a download, the opposite direction.
+  bool moves_to_cpu(TSNode call, std::string_view leaf) const {
+    if (leaf == "cpu") return true;
+    if (leaf != "to") return false;
+    TSNode kw = keyword_arg(call, "device", ctx.source);
+    return is_cpu(is_null(kw) ? positional_arg(call, 0) : kw);
+  }
+
+  // The same object is downloaded (`net.cpu()`, an EMA offloaded with `.to(device="cpu")`)
+  // or refilled in place (`ema.load_state_dict(...)`, `buf.copy_(...)`) somewhere in the
+  // loop: each upload then carries new bytes, not the ones already on the device.
+  bool changed_in_loop(TSNode n, const std::string& base) const {
     if (is(n, k.call)) {
       TSNode callee = field(n, k.f_function);
       std::string_view leaf = callee_leaf(n, ctx.source);
-      if (is(callee, k.attribute) &&
-          (leaf == "cpu" || (leaf == "to" && is_cpu(positional_arg(n, 0))))) {
+      bool refilled = leaf == "load_state_dict" || leaf == "copy_";
+      if (is(callee, k.attribute) && (refilled || moves_to_cpu(n, leaf))) {
         auto b = base_name(field(callee, k.f_object), ctx.source);
         if (b && *b == base) return true;
       }
     }
     bool found = false;
-    for_each_named_child(n, [&](TSNode c) { found = found || restored_after_cpu(c, base); });
+    for_each_named_child(n, [&](TSNode c) { found = found || changed_in_loop(c, base); });
     return found;
   }
 
