@@ -1,14 +1,16 @@
 // TG002 missing-no-grad: an evaluation routine runs the model with autograd enabled, so the
 // graph and every activation behind it are kept alive for a backward that never comes.
 //
-// Evidence chain: why the code is evaluating (an evaluation name, `model.eval()` earlier in
-// the routine, or a loop over an evaluation loader) -> the forward pass and why the callee
+// Evidence chain: why the code is evaluating (an evaluation name, `model.eval()` on the same
+// model earlier in the routine, or a loop over an evaluation loader) -> the forward pass and why the callee
 // is a model (its binding, or its name as a last resort) -> no no_grad region encloses it ->
 // the routine never backwards (or the loop is an evaluation loop inside a training routine).
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form); evaluation-looking loops that themselves backward (FGSM);
 // Lightning's validation/test/predict hooks inside a LightningModule.
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "analysis/names.h"
 #include "rules/fix_builder.h"
@@ -23,13 +25,28 @@ struct Candidate {
   TSNode call;
   std::string model_name;
   TSNode eval_loop_iterable;  // non-null when the pass sits in an evaluation loop
+  TSNode eval_mode_call;      // non-null when `<this model>.eval()` came earlier
+};
+
+// `m.eval()` seen so far in a unit, per receiver (a later `m.train()` clears it).
+struct EvalMode {
+  std::string receiver;
+  TSNode call;
 };
 
 struct Unit {
   int function = -1;  // -1: the module's top level
-  TSNode eval_mode_call{};
+  std::vector<EvalMode> eval_modes;
   std::vector<Candidate> candidates;
 };
+
+// `model.eval()` says `model`, its wrapper's `model.module` or its part `model.encoder` is
+// evaluating; a frozen teacher's `self.teacher.eval()` says nothing about the student `model`.
+bool same_model(const std::string& a, const std::string& b) {
+  const std::string& shorter = a.size() <= b.size() ? a : b;
+  const std::string& longer = a.size() <= b.size() ? b : a;
+  return longer.starts_with(shorter) && (longer.size() == shorter.size() || longer[shorter.size()] == '.');
+}
 
 constexpr std::string_view kLightningHooks[] = {"validation_step", "test_step", "predict_step"};
 
@@ -91,7 +108,8 @@ struct Checker final : RuleCheck {
       auto recv = dotted_name(field(callee, k.f_object), ctx.source);
       if (recv && ctx.model.is_model(*recv, st.scope)) {
         bool to_eval = leaf == "eval" || is(positional_arg(call, 0), k.false_);
-        unit.eval_mode_call = to_eval ? call : TSNode{};
+        std::erase_if(unit.eval_modes, [&](const EvalMode& m) { return m.receiver == *recv; });
+        if (to_eval) unit.eval_modes.push_back({*recv, call});
       }
       return;
     }
@@ -100,8 +118,15 @@ struct Checker final : RuleCheck {
     TSNode loop_iterable = eval_loop_iterable(st);
     bool eval_named = unit.function >= 0 &&
                       names::is_evaluation_function_name(ctx.model.functions()[unit.function].name);
-    if (eval_named || !is_null(unit.eval_mode_call) || !is_null(loop_iterable))
-      unit.candidates.push_back({call, *model_name, loop_iterable});
+    TSNode eval_call = eval_mode_of(unit, *model_name);
+    if (eval_named || !is_null(eval_call) || !is_null(loop_iterable))
+      unit.candidates.push_back({call, *model_name, loop_iterable, eval_call});
+  }
+
+  static TSNode eval_mode_of(const Unit& unit, const std::string& model_name) {
+    for (const EvalMode& m : unit.eval_modes)
+      if (same_model(m.receiver, model_name)) return m.call;
+    return TSNode{};
   }
 
   // The dotted iterable of an enclosing loop that looks like an evaluation loader, seen
@@ -191,9 +216,9 @@ struct Checker final : RuleCheck {
       f.evidence.push_back({range_of(c.eval_loop_iterable),
                             quote_code(text_of(c.eval_loop_iterable, ctx.source)) +
                                 " looks like an evaluation loader, and its loop never backwards"});
-    } else if (!is_null(u.eval_mode_call)) {
-      f.evidence.push_back({range_of(u.eval_mode_call),
-                            quote_code(text_of(u.eval_mode_call, ctx.source)) + " switches to evaluation"});
+    } else if (!is_null(c.eval_mode_call)) {
+      f.evidence.push_back({range_of(c.eval_mode_call),
+                            quote_code(text_of(c.eval_mode_call, ctx.source)) + " switches to evaluation"});
     } else if (u.function >= 0) {
       const FunctionInfo& fn = ctx.model.functions()[u.function];
       f.evidence.push_back({range_of(field(fn.node, k.f_name)),
