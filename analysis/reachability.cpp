@@ -79,21 +79,85 @@ struct Reachability::Builder : Visitor {
     } else if (s == k.call) {
       on_call(n, st.scope);
     } else if (s == k.return_statement) {
+      on_method_return(ts_node_named_child(n, 0), st.scope);
       on_return(ts_node_named_child(n, 0), st.scope);
     }
   }
 
-  void on_call(TSNode call, int scope) {
-    if (callee_leaf(call, src).find("backward") == std::string_view::npos) return;
-    std::vector<std::string> seeds;
+  // `holder.append(v)` (and its family) puts `v` into `holder` as surely as `holder[i] = v`:
+  // a return that reads the holder reads what was appended (tiles concatenated and returned).
+  void on_store_call(TSNode call, int scope) {
     TSNode callee = field(call, k.f_function);
-    if (is(callee, k.attribute))
-      for (auto& key : r.reads(field(callee, k.f_object), scope)) seeds.push_back(key);
-    for (auto& key : r.reads(field(call, k.f_arguments), scope)) seeds.push_back(key);
+    if (!is(callee, k.attribute) || !is(ts_node_parent(call), k.expression_statement)) return;
+    std::string_view method = text_of(field(callee, k.f_attribute), src);
+    if (method != "append" && method != "extend" && method != "insert" && method != "add") return;
+    flow(field(callee, k.f_object), field(call, k.f_arguments), scope);
+  }
+
+  // `self.helper(a, b)`: the arguments flow into the helper's parameters, so a backward on a
+  // parameter inside the helper reaches what the caller passed (a latent update step).
+  void on_method_call(TSNode call, int scope) {
+    TSNode callee = field(call, k.f_function);
+    if (!is(callee, k.attribute) || text_of(field(callee, k.f_object), src) != "self") return;
+    int caller_class = r.model_.enclosing_class(scope);
+    const std::vector<int>* named = r.model_.functions_named(text_of(field(callee, k.f_attribute), src));
+    if (caller_class < 0 || !named) return;
+    for (int f : *named) {
+      const FunctionInfo& fn = r.model_.functions()[f];
+      if (fn.class_index != caller_class) continue;
+      size_t skip = !fn.params.empty() && (fn.params[0].name == "self" || fn.params[0].name == "cls");
+      TSNode args = field(call, k.f_arguments);
+      uint32_t n = ts_node_named_child_count(args);
+      for (uint32_t i = 0, position = 0; i < n; ++i) {
+        TSNode a = ts_node_named_child(args, i);
+        const Parameter* p = nullptr;
+        if (is(a, k.keyword_argument)) {
+          std::string_view name = text_of(field(a, k.f_name), src);
+          for (const Parameter& q : fn.params)
+            if (q.name == name) p = &q;
+        } else if (skip + position < fn.params.size()) {
+          p = &fn.params[skip + position++];
+        }
+        if (!p) continue;
+        auto& sources = r.flows_from_[r.key(p->name, fn.scope)];
+        for (auto& key : r.reads(a, scope)) sources.push_back(std::move(key));
+      }
+    }
+  }
+
+  // `torch.autograd.grad(outputs, inputs)` differentiates `outputs` like `outputs.backward()`.
+  bool is_autograd_grad(TSNode call) const {
+    auto dotted = dotted_name(field(call, k.f_function), src);
+    return dotted && (*dotted == "autograd.grad" || dotted->ends_with(".autograd.grad"));
+  }
+
+  void on_call(TSNode call, int scope) {
+    on_store_call(call, scope);
+    on_method_call(call, scope);
+    std::vector<std::string> seeds;
+    if (is_autograd_grad(call)) {
+      TSNode outputs = keyword_arg(call, "outputs", src);
+      for (auto& key : r.reads(is_null(outputs) ? positional_arg(call, 0) : outputs, scope)) seeds.push_back(key);
+    } else {
+      if (callee_leaf(call, src).find("backward") == std::string_view::npos) return;
+      TSNode callee = field(call, k.f_function);
+      if (is(callee, k.attribute))
+        for (auto& key : r.reads(field(callee, k.f_object), scope)) seeds.push_back(key);
+      for (auto& key : r.reads(field(call, k.f_arguments), scope)) seeds.push_back(key);
+    }
     r.backward_seeds_.insert(r.backward_seeds_.end(), seeds.begin(), seeds.end());
     Backward b{call, r.unit_of(scope), {}};
     r.backwards_.push_back(std::move(b));
     pending_.push_back(std::move(seeds));
+  }
+
+  // What a method returns flows into `self.<method>`, the key its callers' `self.m(...)`
+  // reads: a caller that backwards the result reaches the method's holders.
+  void on_method_return(TSNode e, int scope) {
+    int f = r.model_.enclosing_function(scope);
+    if (f < 0 || r.model_.functions()[f].class_index < 0 || is_null(e) || is(e, k.comment)) return;
+    auto& sources = r.flows_from_["self." + r.model_.functions()[f].name];
+    for (auto& key : r.reads(e, scope)) sources.push_back(std::move(key));
   }
 
   void on_return(TSNode e, int scope) {
@@ -136,12 +200,25 @@ void Reachability::finalize() {
   builder_.reset();
 }
 
+// `out.loss` is read from `out`: the key of the object an attribute path hangs off ("" for
+// `self.x` and plain names, whose object is the instance or nothing).
+std::string Reachability::owner_key(const std::string& key) {
+  size_t dot = key.rfind('.');
+  if (dot == std::string::npos) return {};
+  std::string owner = key.substr(0, dot);
+  if (owner == "self" || owner.ends_with(":self")) return {};
+  return owner;
+}
+
 void Reachability::close_over(std::unordered_set<std::string>& set,
                               std::vector<std::string> frontier) const {
   while (!frontier.empty()) {
     std::string key = std::move(frontier.back());
     frontier.pop_back();
     if (!set.insert(key).second) continue;
+    // A backward of `out.loss` consumes the graph behind `out`, so `out.logits` shares it.
+    if (std::string owner = owner_key(key); !owner.empty() && !set.count(owner))
+      frontier.push_back(std::move(owner));
     auto it = flows_from_.find(key);
     if (it == flows_from_.end()) continue;
     for (const std::string& src : it->second)
@@ -170,8 +247,9 @@ TSNode Reachability::backward_needing(ByteRange region, int scope,
   for (const Backward& b : backwards_) {
     ByteRange r = range_of(b.call);
     if (b.function_scope != unit || r.begin < region.begin || r.end > region.end) continue;
-    for (const std::string& key : keys)
-      if (b.closure.count(key)) return b.call;
+    for (std::string key : keys)
+      for (; !key.empty(); key = owner_key(key))
+        if (b.closure.count(key)) return b.call;
   }
   return TSNode{};
 }

@@ -1,7 +1,9 @@
 // Does a later backward (or a caller, through a return) need the contents of a holder?
 // (rules.md §2.11, with preflight's corrections.) Names flow into the names they are
-// assigned to; the reachable set is what backward arguments and differentiable returns
-// transitively read.
+// assigned to (and a holder from what is appended to it); the reachable set is what backward
+// arguments (`.backward()`, `torch.autograd.grad`) and differentiable returns transitively
+// read. An attribute path is read from its object (`out.loss` from `out`). Within a class,
+// `self.m(args)` flows the arguments into m's parameters and m's returns into `self.m`.
 //
 // Keys: `self.x...` is keyed file-wide (instance state is written in one method and read in
 // another); any other name is keyed to its innermost function.
@@ -53,6 +55,7 @@ class Reachability {
     std::unordered_set<std::string> closure;
   };
   struct Builder;
+  static std::string owner_key(const std::string& key);
   void close_over(std::unordered_set<std::string>& set, std::vector<std::string> frontier) const;
   int unit_of(int scope) const;
 
