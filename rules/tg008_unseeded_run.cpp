@@ -10,7 +10,8 @@
 // seeded (the intent is visible), a note when nothing is.
 // Exempt: draws passing `generator=`; draws in test functions (pytest `test_*`, TestCase
 // methods: seeded by fixtures elsewhere). Silent, with the reason recorded: Lightning files;
-// a library seed-everything helper (`seed_everything`, `set_seed`, ...) that is not a
+// a library seed-everything helper (`seed_everything`, `set_seed`, ..., or ColossalAI's
+// `launch*(seed=...)`) that is not a
 // function of this file (a local `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
 // generator; `np.random.default_rng()` without a seed seeds nothing and its draws count as
 // unseeded NumPy draws (TG008-N07).
@@ -38,6 +39,11 @@ constexpr std::string_view kStdlibDraws[] = {"random", "randint", "randrange", "
 constexpr std::string_view kNumpyNonDraws[] = {"seed", "default_rng", "get_state", "set_state", "RandomState",
                                                "Generator", "SeedSequence", "BitGenerator", "PCG64", "MT19937"};
 constexpr std::string_view kSeedEverything[] = {"seed_everything", "set_seed", "set_random_seed", "seed_all"};
+// Launchers that seed torch, NumPy and `random` with their `seed=` argument (ColossalAI's
+// `launch*` call its own seed-everything helper).
+constexpr std::string_view kSeedingLaunchers[] = {"colossalai.launch", "colossalai.launch_from_torch",
+                                                  "colossalai.launch_from_slurm",
+                                                  "colossalai.launch_from_openmpi"};
 // Methods of a NumPy Generator that draw (rng.integers(...), rng.normal(...)).
 constexpr std::string_view kGeneratorDraws[] = {"random", "integers", "normal", "uniform", "choice", "shuffle",
                                                 "permutation", "standard_normal", "binomial", "poisson", "beta"};
@@ -105,6 +111,10 @@ struct Checker final : RuleCheck {
       return;
     }
     if (!q) return;
+    if (in(kSeedingLaunchers, *q) && !is_null(keyword_arg(call, "seed", ctx.source))) {
+      if (is_null(seeds_everything)) seeds_everything = call;
+      return;
+    }
     if (record_seed(call, *q, leaf)) return;
     if (!is_null(keyword_arg(call, "generator", ctx.source)) || !part_of_training(st.scope)) return;
     int gen = generator_of(callee, *q, leaf, st.scope);
