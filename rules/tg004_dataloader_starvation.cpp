@@ -12,7 +12,9 @@
 // for the keyword the splat may carry (preflight cannot see it and never appends a keyword
 // after one); datasets already moved to the device (workers and pinning do not apply, and
 // pinning CUDA tensors raises), seen through bindings, `device=` factories and local
-// helpers' returns; `DataLoader` names bound to something other than torch's.
+// helpers' returns; `DataLoader` names bound to something other than torch's; a local
+// dataset whose `__getitem__` calls nothing and indexes no stored collection (it loads
+// nothing: DreamBooth's PromptDataset), reported as a silence.
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
 
@@ -111,6 +113,37 @@ struct Checker final : RuleCheck {
     return iterable && !contains_call(info.node, "get_worker_info", ctx.source);
   }
 
+  // An instance of a local map-style dataset whose `__getitem__` calls nothing and indexes no
+  // stored collection: it hands back what it was built with and the index (DreamBooth's
+  // PromptDataset yields prompt strings). Nothing is loaded, so workers and pinning buy
+  // nothing. The class is read through the dataset's binding, not its name.
+  int loads_nothing(TSNode e, int scope, int depth = 0) const {
+    if (is_null(e) || depth > 4) return -1;
+    e = unparenthesize(e);
+    if (is(e, k.identifier)) {
+      const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
+      return sites && sites->size() == 1 ? loads_nothing(sites->front().value, scope, depth + 1) : -1;
+    }
+    if (!is(e, k.call) || !is(field(e, k.f_function), k.identifier)) return -1;
+    int cls = ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
+    if (cls < 0) return -1;
+    const std::vector<int>* getters = ctx.model.functions_named("__getitem__");
+    if (!getters) return -1;
+    for (int f : *getters) {
+      const FunctionInfo& getter = ctx.model.functions()[f];
+      if (getter.class_index == cls) return hands_back_only(field(getter.node, k.f_body)) ? cls : -1;
+    }
+    return -1;
+  }
+
+  bool hands_back_only(TSNode n) const {
+    if (is(n, k.call)) return false;
+    if (is(n, k.subscript) && is(unparenthesize(field(n, k.f_value)), k.attribute)) return false;  // self.items[i]
+    bool only = true;
+    for_each_named_child(n, [&](TSNode c) { only = only && hands_back_only(c); });
+    return only;
+  }
+
   bool returns_on_device(std::string_view function, int depth) const {
     const std::vector<int>* fs = ctx.model.functions_named(function);
     if (!fs) return false;
@@ -133,9 +166,16 @@ struct Checker final : RuleCheck {
 
   // --- findings ---------------------------------------------------------------------------
 
-  void check(const Candidate& c, std::vector<Finding>& out) const {
+  void check(const Candidate& c, std::vector<Finding>& out) {
     Argument dataset = argument(c.call, "dataset", 0);
     if (on_device(dataset.value, c.scope, 0)) return;
+    if (int cls = loads_nothing(dataset.value, c.scope); cls >= 0) {
+      const ClassInfo& info = ctx.model.classes()[cls];
+      stay_silent("TG004", c.call,
+                  "the dataset loads nothing: `" + info.name + ".__getitem__` calls nothing and indexes no stored collection",
+                  {{range_of(info.node), "`" + info.name + "` is defined here"}});
+      return;
+    }
     Argument workers = argument(c.call, "num_workers", kNumWorkersPosition);
     if (unsplit_iterable(dataset.value, c.scope)) {
       // Workers would each replay the whole stream: advising them would duplicate batches.
