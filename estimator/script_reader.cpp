@@ -66,8 +66,8 @@ struct Reading {
 
 class Reader {
  public:
-  Reader(std::string_view src, TSNode root) : src_(src), root_(root), model_(root, src), k_(kinds()) {
-    collect(root, 0, 0);
+  explicit Reader(const ModuleModel& model) : src_(model.source()), root_(model.root()), model_(model), k_(kinds()) {
+    collect(root_, 0, 0);
   }
 
   std::vector<ScriptJob> jobs();
@@ -910,7 +910,7 @@ class Reader {
 
   std::string_view src_;
   TSNode root_;
-  ModuleModel model_;
+  const ModuleModel& model_;
   const Kinds& k_;
   std::vector<Call> calls_;
   std::vector<TSNode> loops_;
@@ -979,8 +979,8 @@ std::vector<ScriptJob> Reader::jobs() {
 
 }  // namespace
 
-std::vector<ScriptJob> read_jobs(std::string_view text, TSNode root) {
-  Reader reader(text, root);
+std::vector<ScriptJob> read_jobs(const ModuleModel& model) {
+  Reader reader(model);
   return reader.jobs();
 }
 
@@ -990,7 +990,7 @@ std::vector<ScriptJob> read_jobs(std::string_view text) {
   for (size_t i = 0; i < view.size(); ++i)
     if (view[i] == '\r' && (i + 1 == view.size() || view[i + 1] != '\n')) view[i] = '\n';
   SyntaxTree tree = SyntaxTree::parse(view);
-  return read_jobs(text, tree.root());
+  return read_jobs(ModuleModel(tree.root(), text));
 }
 
 }  // namespace preflight::estimator

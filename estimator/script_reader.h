@@ -11,9 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include <tree_sitter/api.h>
-
 #include "analysis/findings.h"
+#include "analysis/module_model.h"
 #include "estimator/job.h"
 
 namespace preflight::estimator {
@@ -36,8 +35,7 @@ struct ScriptJob {
 // Every entry point of the file, in source order, each with the fields read for it. A file
 // with no entry point gives an empty list.
 std::vector<ScriptJob> read_jobs(std::string_view text);
-// The same over a tree the caller already has (the rule engine's): `root` must be a parse of
-// `text` (lone \r read as \n).
-std::vector<ScriptJob> read_jobs(std::string_view text, TSNode root);
+// The same over the module model the caller already has (the rule engine's).
+std::vector<ScriptJob> read_jobs(const analysis::ModuleModel& model);
 
 }  // namespace preflight::estimator

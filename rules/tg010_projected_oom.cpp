@@ -48,7 +48,7 @@ struct Checker final : RuleCheck {
     std::string error;
     std::optional<est::Target> target = est::resolve_target(est::builtin_catalog(), ctx.target_gpu, std::nullopt, error);
     if (!target) return;
-    for (const est::ScriptJob& job : est::read_jobs(ctx.source, ctx.root)) {
+    for (const est::ScriptJob& job : est::read_jobs(ctx.model)) {
       if (!model_from_pretrained(job.spec)) continue;
       est::EstimateReport report = est::build_report(job.spec, target, /*compat_mode=*/false);
       if (!report.estimate.known || report.estimate.band != est::Band::CertainOom) continue;
