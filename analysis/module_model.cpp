@@ -258,6 +258,12 @@ int ModuleModel::scope_opened_by(TSNode n) const {
   return it == scope_by_node_.end() ? -1 : it->second;
 }
 
+int ModuleModel::scope_enclosing(TSNode n) const {
+  for (TSNode p = is_null(n) ? TSNode{} : ts_node_parent(n); !is_null(p); p = ts_node_parent(p))
+    if (int s = scope_opened_by(p); s >= 0) return s;
+  return 0;
+}
+
 int ModuleModel::function_of(TSNode def) const {
   auto it = function_by_node_.find(node_id(def));
   return it == function_by_node_.end() ? -1 : it->second;

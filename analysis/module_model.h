@@ -86,6 +86,8 @@ class ModuleModel {
 
   // Scope index that `n` (a function/class/lambda/comprehension node) opens, or -1.
   int scope_opened_by(TSNode n) const;
+  // The innermost scope whose body contains `n` (0, the module, at the top level).
+  int scope_enclosing(TSNode n) const;
   // Function index for a function_definition node, or -1.
   int function_of(TSNode def) const;
   // Functions defined in this file under `name` (any nesting).

@@ -195,6 +195,13 @@ std::vector<ByteRange> SyntaxTree::edit_and_reparse(const TSInputEdit& edit, std
   return out;
 }
 
+std::string parse_view(std::string_view text) {
+  std::string copy(text);
+  for (size_t i = 0; i < copy.size(); ++i)
+    if (copy[i] == '\r' && (i + 1 == copy.size() || copy[i + 1] != '\n')) copy[i] = '\n';
+  return copy;
+}
+
 std::string_view text_of(TSNode n, std::string_view src) {
   if (ts_node_is_null(n)) return {};
   uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);

@@ -66,6 +66,10 @@ class SyntaxTree {
   TSTree* tree_ = nullptr;
 };
 
+// The text tree-sitter parses: each lone \r (a Python line break the grammar does not know)
+// becomes \n. Every byte offset is kept, so the tree describes `text` itself.
+std::string parse_view(std::string_view text);
+
 // --- node helpers -------------------------------------------------------------------------
 
 inline bool is_null(TSNode n) { return ts_node_is_null(n); }

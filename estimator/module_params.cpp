@@ -67,12 +67,6 @@ class Counter {
     return std::nullopt;
   }
 
-  int scope_at(TSNode n) const {
-    for (TSNode p = ts_node_parent(n); !is_null(p); p = ts_node_parent(p))
-      if (int s = m_.scope_opened_by(p); s >= 0) return s;
-    return 0;
-  }
-
   int init_of(int ci) const {
     if (const auto* fs = m_.functions_named("__init__"))
       for (int f : *fs)
@@ -312,7 +306,7 @@ class Counter {
   std::optional<int64_t> attribute_value(TSNode value, const Env& env, int depth) {
     if (is_null(value)) return 0;
     TSNode v = unparenthesize(value);
-    const int scope = scope_at(v);
+    const int scope = m_.scope_enclosing(v);
     if (is(v, k_.call)) {
       auto q = m_.qualified_name(field(v, k_.f_function));
       if (q && (*q == "torch.nn.Parameter" || *q == "torch.nn.parameter.Parameter")) return tensor_elements(positional_arg(v, 0), env, scope);
@@ -359,12 +353,12 @@ class Counter {
   void visit_appends(TSNode n, int64_t times, const Env& env, int scope, int depth, int64_t& total, std::optional<int64_t>& ok) {
     if (!ok || is_null(n) || is(n, k_.function_definition) || is(n, k_.class_definition)) return;
     if (is(n, k_.for_statement)) {
-      auto count = range_count(field(n, k_.f_right), env, scope);
       // A loop over anything but range(N) appends an unknown number of layers: a problem
-      // only if it does append (times < 0 below).
-      std::string saved = blocking_;
-      if (!count) blocking_ = saved;
+      // only if it does append (times < 0 below), so its iterable is the reason only then.
+      const std::string reason_before = blocking_;
+      auto count = range_count(field(n, k_.f_right), env, scope);
       visit_appends(field(n, k_.f_body), count && times >= 0 ? times * *count : -1, env, scope, depth, total, ok);
+      if (ok) blocking_ = reason_before;
       return;
     }
     if (is(n, k_.call) && callee_leaf(n, src_) == "append") {
@@ -397,13 +391,7 @@ class Counter {
 
 ModuleParams count_module_params(const ModuleModel& model, int class_index, TSNode instantiation) {
   Counter counter(model);
-  int scope = 0;
-  for (TSNode p = is_null(instantiation) ? TSNode{} : ts_node_parent(instantiation); !is_null(p); p = ts_node_parent(p))
-    if (int s = model.scope_opened_by(p); s >= 0) {
-      scope = s;
-      break;
-    }
-  std::optional<int64_t> n = counter.count_class(class_index, instantiation, {}, scope, 0);
+  std::optional<int64_t> n = counter.count_class(class_index, instantiation, {}, model.scope_enclosing(instantiation), 0);
   if (n && *n <= 0) return {std::nullopt, "no layer with parameters"};
   return {n, n ? "" : counter.blocking()};
 }

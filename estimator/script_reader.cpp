@@ -94,14 +94,6 @@ class Reader {
 
   std::string text(TSNode n) const { return std::string(text_of(n, src_)); }
 
-  int scope_at(TSNode n) const {
-    for (TSNode p = ts_node_parent(n); !is_null(p); p = ts_node_parent(p)) {
-      int s = model_.scope_opened_by(p);
-      if (s >= 0) return s;
-    }
-    return 0;
-  }
-
   // --- folding -------------------------------------------------------------------------
   std::optional<Folded> fold(TSNode e, int scope, int depth = 0) const {
     if (is_null(e) || depth > kMaxFoldDepth) return std::nullopt;
@@ -276,7 +268,7 @@ class Reader {
   // `cfg = TrainConfig()` with `class TrainConfig: batch_size: int = 32` (a dataclass or
   // any class whose body assigns the attribute once), unless the call passes it.
   std::optional<Folded> dataclass_default(TSNode call, const std::string& attr, int depth) const {
-    if (TSNode passed = keyword_arg(call, attr, src_); !is_null(passed)) return fold(passed, scope_at(call), depth + 1);
+    if (TSNode passed = keyword_arg(call, attr, src_); !is_null(passed)) return fold(passed, model_.scope_enclosing(call), depth + 1);
     auto callee = dotted_name(field(call, k_.f_function), src_);
     if (!callee) return std::nullopt;
     int cls = model_.class_named(*callee);
@@ -847,9 +839,8 @@ class Reader {
       if (callee_leaf(c.node, src_) != "generate" || !receiver_is_model(c)) continue;
       bool in_training = false;
       for (const ScriptJob& t : training)
-        if (t.kind == EntryKind::TrainingLoop && ts_node_start_byte(c.node) >= t.anchor.begin) {
-          TSNode loop = ts_node_descendant_for_byte_range(root_, t.anchor.begin, t.anchor.begin);
-          while (!is_null(loop) && !is(loop, k_.for_statement) && !is(loop, k_.while_statement)) loop = ts_node_parent(loop);
+        if (t.kind == EntryKind::TrainingLoop) {
+          TSNode loop = loop_of(t);
           if (!is_null(loop) && inside(c.node, loop)) in_training = true;
         }
       if (in_training) continue;  // a sample printed during training: part of that job
@@ -867,10 +858,16 @@ class Reader {
     }
   }
 
-  // The DataLoader a training loop iterates (directly, or an inner loop of an epoch loop).
-  const Call* loader_of(const ScriptJob& job) const {
+  // The for / while statement a training-loop job is anchored on (its header starts there).
+  TSNode loop_of(const ScriptJob& job) const {
     TSNode loop = ts_node_descendant_for_byte_range(root_, job.anchor.begin, job.anchor.begin);
     while (!is_null(loop) && !is(loop, k_.for_statement) && !is(loop, k_.while_statement)) loop = ts_node_parent(loop);
+    return loop;
+  }
+
+  // The DataLoader a training loop iterates (directly, or an inner loop of an epoch loop).
+  const Call* loader_of(const ScriptJob& job) const {
+    TSNode loop = loop_of(job);
     if (is_null(loop)) return nullptr;
     for (TSNode f : loops_) {
       if (!inside(f, loop)) continue;
@@ -879,7 +876,7 @@ class Reader {
       while (is(it, k_.call) && !is_null(positional_arg(it, 0)) && !loader_call(it)) it = unparenthesize(positional_arg(it, 0));
       if (const Call* c = loader_call(it)) return c;
       if (auto name = dotted_name(it, src_)) {
-        TSNode value = single_value(*name, scope_at(f));
+        TSNode value = single_value(*name, model_.scope_enclosing(f));
         if (const Call* c = loader_call(value)) return c;
       }
     }
@@ -985,11 +982,7 @@ std::vector<ScriptJob> read_jobs(const ModuleModel& model) {
 }
 
 std::vector<ScriptJob> read_jobs(std::string_view text) {
-  // Python's lone \r line break is \n to the grammar; offsets stay the same.
-  std::string view(text);
-  for (size_t i = 0; i < view.size(); ++i)
-    if (view[i] == '\r' && (i + 1 == view.size() || view[i + 1] != '\n')) view[i] = '\n';
-  SyntaxTree tree = SyntaxTree::parse(view);
+  SyntaxTree tree = SyntaxTree::parse(parse_view(text));
   return read_jobs(ModuleModel(tree.root(), text));
 }
 

@@ -68,14 +68,6 @@ std::string quote_code(std::string_view text, size_t max) {
 
 bool is_known_rule(std::string_view code) { return find_rule(code) != nullptr; }
 
-// Python accepts a lone \r as a line break; the grammar does not. Replacing each lone \r by
-// \n keeps every byte offset, so the tree still describes the original text.
-std::string parse_view(std::string_view text) {
-  std::string copy(text);
-  for (size_t i = 0; i < copy.size(); ++i)
-    if (copy[i] == '\r' && (i + 1 == copy.size() || copy[i + 1] != '\n')) copy[i] = '\n';
-  return copy;
-}
 
 std::optional<std::string> not_text_reason(std::string_view text) {
   size_t bad = first_invalid_byte(text);

@@ -65,9 +65,8 @@ CheckResult check_parsed(std::string_view text, const analysis::SyntaxTree& tree
 // Why `text` is not analysed (invalid UTF-8, a NUL byte), or nullopt when it is text.
 std::optional<std::string> not_text_reason(std::string_view text);
 
-// The text tree-sitter parses: each lone \r (a Python line break the grammar does not know)
-// becomes \n. Every byte offset is kept, so the tree describes `text` itself.
-std::string parse_view(std::string_view text);
+// The text tree-sitter parses (analysis/syntax.h); re-exported for the engine's callers.
+using analysis::parse_view;
 
 // True when `code` names a registered rule ("TG001"), case-sensitive.
 bool is_known_rule(std::string_view code);

@@ -69,7 +69,7 @@ struct Checker final : RuleCheck {
                 percent(e.utilization) + " of " + target.display_name + " (" + est::format_bytes(target.usable_bytes) +
                 " usable): out of memory even at the optimistic end";
     f.hint = "See `preflight estimate <file> --gpu " + target.query + "` for the breakdown. " + remedy(r);
-    f.evidence.push_back({range_of_anchor(job), job.entry_point + " is the job"});
+    f.evidence.push_back({job.anchor, job.entry_point + " is the job"});
     for (const est::FieldView& field : est::job_fields(job.spec)) {
       if (field.source.kind != est::SourceKind::Script || !field.source.range) continue;
       f.evidence.push_back({*field.source.range, field.name + " = " + field.value + ", read from `" + field.source.detail + "`"});
@@ -78,8 +78,6 @@ struct Checker final : RuleCheck {
                                        est::format_bytes(e.low) + " exceeds " + est::format_bytes(target.usable_bytes)});
     return f;
   }
-
-  static ByteRange range_of_anchor(const est::ScriptJob& job) { return job.anchor; }
 
   static std::string remedy(const est::EstimateReport& r) {
     if (r.plan.cheapest_fitting) return "Smallest change that fits: " + r.plan.cheapest_fitting->label + ".";
