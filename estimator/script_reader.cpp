@@ -657,7 +657,7 @@ class Reader {
   void read_checkpointing(JobSpec& job) {
     for (const Call& c : calls_) {
       std::string_view leaf = callee_leaf(c.node, src_);
-      bool api = leaf == "gradient_checkpointing_enable" ||
+      bool api = (leaf == "gradient_checkpointing_enable" && receiver_is_model(c)) ||
                  c.callee == "torch.utils.checkpoint.checkpoint" || c.callee == "torch.utils.checkpoint.checkpoint_sequential";
       if (!api) continue;
       job.gradient_checkpointing.set(true, call_source(c, text(field(c.node, k_.f_function)) + "()"));

@@ -205,5 +205,17 @@ TEST(ScriptReader, NamesDoNotMakeAnOptimizerOrALoader) {
   EXPECT_EQ(jobs[0].spec.batch_size.source.kind, SourceKind::Default);
 }
 
+TEST(ScriptReader, CheckpointingIsEnabledOnTheModelNotOnAnyReceiver) {
+  const std::string loop = "\nfor b in loader:\n    model(**b).loss.backward()\n";
+  const std::string head = "from transformers import AutoModelForCausalLM\n"
+                           "model = AutoModelForCausalLM.from_pretrained(\"gpt2\")\n";
+  auto on_model = read_jobs(head + "model.gradient_checkpointing_enable()\n" + loop);
+  ASSERT_EQ(on_model.size(), 1u);
+  EXPECT_TRUE(on_model[0].spec.gradient_checkpointing.value);
+  auto on_other = read_jobs(head + "settings = load_settings()\nsettings.gradient_checkpointing_enable()\n" + loop);
+  ASSERT_EQ(on_other.size(), 1u);
+  EXPECT_EQ(on_other[0].spec.gradient_checkpointing.source.kind, SourceKind::Default);
+}
+
 }  // namespace
 }  // namespace preflight::estimator
