@@ -42,8 +42,9 @@ void CudaTargetScan::note_string(TSNode n) {
   std::string_view s = string_content(n, model_.source());
   if (s == "cuda" || s.starts_with("cuda:")) return note(n, "a CUDA device string");
   if (s == "nccl") return note(n, "the NCCL backend, which runs on CUDA devices only");
-  TSNode p = ts_node_parent(n);
-  if (s == "gpu" && is(p, kinds().keyword_argument) &&
+  if (s != "gpu") return;
+  TSNode p = ts_node_parent(n);  // found by walking down from the root: only for "gpu"
+  if (is(p, kinds().keyword_argument) &&
       text_of(field(p, kinds().f_name), model_.source()) == "accelerator")
     note(n, "a Lightning `accelerator=\"gpu\"`");
 }

@@ -46,13 +46,26 @@ std::string CallableBinding::callable_leaf(TSNode value, int scope, int depth) c
 }
 
 ResolvedCallable CallableBinding::resolve(TSNode callee, int scope, int depth) const {
-  ResolvedCallable r;
   auto dotted = dotted_name(callee, model_.source());
-  if (!dotted) return r;
-  std::vector<BindingSite> sites = bindings_of(*dotted, scope);
-  if (sites.empty() && is(callee, kinds().attribute) &&
-      text_of(field(callee, kinds().f_object), model_.source()) != "self" && !model_.import_of(base_of(*dotted)))
-    sites = class_attribute_bindings(text_of(field(callee, kinds().f_attribute), model_.source()));
+  if (!dotted) return {};
+  // The answer depends on the callee only through its dotted text (a dotted name is an
+  // identifier or an attribute chain), so every call of `self.fc`, `criterion`, ... in a
+  // scope shares one resolution.
+  auto [it, fresh] = resolved_.try_emplace(ResolveKey{*dotted, scope, depth});
+  ResolvedCallable& slot = it->second;  // a reference survives the rehash a nested resolve may cause
+  if (fresh) slot = resolve_uncached(callee, *dotted, scope, depth);
+  return slot;
+}
+
+ResolvedCallable CallableBinding::resolve_uncached(TSNode callee, const std::string& dotted, int scope,
+                                                   int depth) const {
+  ResolvedCallable r;
+  const std::vector<BindingSite>* own = model_.bindings_of(dotted, scope);
+  std::vector<BindingSite> by_class;
+  if ((!own || own->empty()) && is(callee, kinds().attribute) &&
+      text_of(field(callee, kinds().f_object), model_.source()) != "self" && !model_.import_of(base_of(dotted)))
+    by_class = class_attribute_bindings(text_of(field(callee, kinds().f_attribute), model_.source()));
+  const std::vector<BindingSite>& sites = by_class.empty() && own ? *own : by_class;
   for (const BindingSite& b : sites) {
     if (is(unparenthesize(b.value), kinds().none)) continue;
     std::string leaf = b.arity > 1 ? std::string() : callable_leaf(b.value, scope, depth);

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analysis/module_model.h"
@@ -48,7 +49,23 @@ class CallableBinding {
                                TSNode* site) const;
 
  private:
+  struct ResolveKey {
+    std::string dotted;
+    int scope;
+    int depth;
+    bool operator==(const ResolveKey&) const = default;
+  };
+  struct ResolveKeyHash {
+    size_t operator()(const ResolveKey& k) const {
+      return std::hash<std::string>()(k.dotted) ^ (std::hash<int>()(k.scope) * 31 + std::hash<int>()(k.depth));
+    }
+  };
+
+  ResolvedCallable resolve_uncached(TSNode callee, const std::string& dotted, int scope, int depth) const;
+
   const analysis::ModuleModel& model_;
+  // resolve() memo: bounded by the file's distinct (callee text, scope) pairs.
+  mutable std::unordered_map<ResolveKey, ResolvedCallable, ResolveKeyHash> resolved_;
 };
 
 }  // namespace preflight::rules

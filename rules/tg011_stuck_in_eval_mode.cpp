@@ -15,6 +15,7 @@
 // literal). What the analysis cannot see (an imported training helper) it does not guess
 // about: a backward or a train() hidden in another module leaves the loop unproven, and the
 // rule stays silent.
+#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/frameworks.h"
@@ -58,6 +59,7 @@ struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
   std::vector<Finding> out;
+  mutable std::unordered_map<const void*, TSNode> helper_eval_;  // helper node -> helper_eval_call
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
   void finish(std::vector<Finding>& sink) override {
@@ -118,16 +120,24 @@ struct Checker final : RuleCheck {
     }
     const FunctionInfo* fn = local_callee(call);
     if (!fn) return std::nullopt;
-    std::optional<EvalSwitch> found;
-    // Only the helper's own eval() calls (starting at the depth limit stops any descent):
-    // deeper receivers would need a second mapping.
-    visit_calls(field(fn->node, k.f_body), kMaxHelperDepth, [&](TSNode inner, int) {
-      if (found || !is_eval_call(inner)) return;
-      auto r = receiver_of(inner);
-      if (!receiver_may_be_module(r, fn->scope)) return;
-      found = EvalSwitch{call, inner, map_receiver(*fn, call, r)};
+    TSNode inner = helper_eval_call(*fn);
+    if (is_null(inner)) return std::nullopt;
+    return EvalSwitch{call, inner, map_receiver(*fn, call, receiver_of(inner))};
+  }
+
+  // The first eval() call of a local helper whose receiver may be a module, or null. Only the
+  // helper's own calls (starting at the depth limit stops any descent): deeper receivers
+  // would need a second mapping. It does not depend on the call site, so it is computed once
+  // per helper: every call in every loop asks.
+  TSNode helper_eval_call(const FunctionInfo& fn) const {
+    auto [it, fresh] = helper_eval_.try_emplace(node_id(fn.node));
+    if (!fresh) return it->second;
+    TSNode found{};
+    visit_calls(field(fn.node, k.f_body), kMaxHelperDepth, [&](TSNode inner, int) {
+      if (!is_null(found) || !is_eval_call(inner)) return;
+      if (receiver_may_be_module(receiver_of(inner), fn.scope)) found = inner;
     });
-    return found;
+    return it->second = found;
   }
 
   // Calls in the subtree (nested defs excluded), then those of local helpers it calls, up to
