@@ -1,33 +1,42 @@
-// preflight_lsp_bench: the language server's figures, measured through the real binary over
-// pipes (a report, not a test):
-//   1. didChange -> publishDiagnostics latency on a generated 5,000-line training file
-//      (one-character edits inside one function body; debounce 0, so it is not counted),
-//      p50 / p90 / p99 over N edits;
-//   2. time from the workspace/diagnostic request to its answer over a directory;
-//   3. the server's resident memory (VmRSS) with 100 open files.
-// Usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR] [--file PY]
+// preflight_lsp_bench: edit latency of the language server's document path (issue 9, program
+// 2). A report, not a test: nothing here asserts a time.
+//
+// On a 5,000-line training file (generated, or --file PY), 1,000 one-character edits spread
+// over the file (function bodies, module level, the training loop; each edit is undone by the
+// next, so the file stays what it was) are measured three ways:
+//   1. through the real `preflight lsp` binary over pipes, debounce 0: from didChange sent to
+//      the publishDiagnostics of that version received (the user's wait, minus the debounce);
+//   2. in process through rules::DocumentAnalysis: edit() (ts_tree_edit + reparse) + check(),
+//      the document path's own cost without pipes, JSON or conversion to LSP positions;
+//   3. against a from-scratch analysis of the same text: rules::check_source in process, and
+//      didOpen -> publishDiagnostics of a fresh document in the server (medians of R runs).
+// Usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--repeat R] [--file PY]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <set>
+#include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "lsp_client.h"
-
-namespace fs = std::filesystem;
-using json = nlohmann::json;
-using preflight::testing::LspProcess;
+#include "rules/engine.h"
+#include "rules/incremental.h"
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
-}
+using json = nlohmann::json;
+using preflight::testing::LspProcess;
+namespace pb = preflight::bench;
+
+struct Options {
+  std::string exe;
+  int edits = 1000;
+  int repeat = 9;
+  std::string file;  // empty: the generated file
+};
 
 // ~5,000 lines: 250 helper functions and one training loop with a retained graph.
 std::string generated_file() {
@@ -65,144 +74,267 @@ std::string generated_file() {
   return out.str();
 }
 
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  std::size_t i = std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())));
-  return v[i];
+// --- the edit script ------------------------------------------------------------------------
+
+// One single-character change: bytes [begin, begin + removed) of the text before it become
+// `inserted`. `where` names the part of the file it is in, for the per-place figures.
+struct Edit {
+  size_t begin = 0, removed = 0;
+  std::string inserted;
+  std::string where;
+  int line = 0, character = 0, end_character = 0;  // the same range as an LSP position (ASCII lines)
+};
+
+// The byte offset just after the first occurrence of `needle` at or after `from`.
+size_t after(const std::string& text, const std::string& needle, size_t from = 0) {
+  size_t at = text.find(needle, from);
+  if (at == std::string::npos) throw std::logic_error("generated file lacks " + needle);
+  return at + needle.size();
 }
 
-long rss_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return -1;
+size_t line_end(const std::string& text, size_t offset) { return text.find('\n', offset); }
+
+// A change and the change that undoes it, at `offset` of `text`.
+std::pair<Edit, Edit> change_and_undo(const std::string& text, size_t offset, size_t removed, std::string inserted,
+                                      std::string where) {
+  Edit change{offset, removed, inserted, where};
+  Edit undo{offset, inserted.size(), text.substr(offset, removed), where};
+  return {change, undo};
+}
+
+// Pair j of the generated file: j % 3 chooses the place, (j / 3) % 2 the kind of change; the
+// helper is spread over all 250 with a stride coprime to 250.
+std::pair<Edit, Edit> generated_pair(const std::string& text, int j) {
+  int helper = (j * 97) % 250;
+  size_t def = after(text, "def helper_" + std::to_string(helper) + "(") - 1;  // at the '('
+  bool first_kind = (j / 3) % 2 == 0;
+  switch (j % 3) {
+    case 0:  // a function body: change a literal, or type a space after a statement
+      if (first_kind) return change_and_undo(text, after(text, "range(", def), 1, "5", "function body");
+      return change_and_undo(text, line_end(text, after(text, "total = 0.0", def)), 0, " ", "function body");
+    case 1:  // module level: rename a function while typing, or start a comment between two
+      if (first_kind) return change_and_undo(text, def, 0, "x", "module level");
+      return change_and_undo(text, after(text, "return loss, result\n", def), 0, "#", "module level");
+    default: {  // the training loop: edit the retained loss (TG001's evidence), or type a space
+      size_t loop = after(text, "def train(");
+      if (first_kind) return change_and_undo(text, after(text, "losses.append(los", loop), 1, "", "training loop");
+      return change_and_undo(text, line_end(text, after(text, "optimizer.step()", loop)), 0, " ", "training loop");
+    }
+  }
+}
+
+bool ascii_line(std::string_view line) {
+  return std::none_of(line.begin(), line.end(), [](char c) { return static_cast<unsigned char>(c) & 0x80; });
+}
+
+// Pair j of a real file: a space typed at the end of a line and removed, over lines spread
+// through the file. Only non-empty ASCII lines that do not continue with a backslash (a space
+// after it would be a syntax error), so the byte column is also the UTF-16 column.
+std::pair<Edit, Edit> real_file_pair(const std::string& text, const std::vector<size_t>& line_ends, int j) {
+  const size_t stride = 7919;  // prime: visits every candidate line before repeating
+  size_t end = line_ends[(static_cast<size_t>(j) * stride) % line_ends.size()];
+  return change_and_undo(text, end, 0, " ", "line ends");
+}
+
+std::vector<size_t> editable_line_ends(const std::string& text) {
+  std::vector<size_t> ends;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;
+    std::string_view line(text.data() + start, end - start);
+    if (!line.empty() && line.back() != '\\' && line.back() != '\r' && ascii_line(line)) ends.push_back(end);
+    start = end + 1;
+  }
+  if (ends.empty()) throw std::runtime_error("the file has no ASCII line to edit");
+  return ends;
+}
+
+void set_position(const std::string& text, Edit& e) {
+  size_t line_start = text.rfind('\n', e.begin == 0 ? 0 : e.begin - 1);
+  line_start = line_start == std::string::npos || e.begin == 0 ? 0 : line_start + 1;
+  e.line = static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(line_start), '\n'));
+  e.character = static_cast<int>(e.begin - line_start);
+  e.end_character = e.character + static_cast<int>(e.removed);
+}
+
+void apply_edit(std::string& text, const Edit& e) { text.replace(e.begin, e.removed, e.inserted); }
+
+// `count` edits; positions are computed against the text each one applies to.
+std::vector<Edit> edit_script(const std::string& original, bool generated, int count) {
+  std::vector<Edit> script;
+  std::string text = original;
+  std::vector<size_t> line_ends = generated ? std::vector<size_t>{} : editable_line_ends(original);
+  for (int j = 0; static_cast<int>(script.size()) < count; ++j) {
+    auto [change, undo] = generated ? generated_pair(text, j) : real_file_pair(text, line_ends, j);
+    for (Edit* e : {&change, &undo}) {
+      if (static_cast<int>(script.size()) == count) break;
+      set_position(text, *e);
+      apply_edit(text, *e);
+      script.push_back(*e);
+    }
+  }
+  return script;
+}
+
+// --- measuring ------------------------------------------------------------------------------
+
+struct Samples {
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_place;
+  void add(const std::string& where, double ms) {
+    all.push_back(ms);
+    by_place[where].push_back(ms);
+  }
+};
+
+void print_distribution(const char* label, const std::vector<double>& v) {
+  std::printf("  %-28s n=%-5zu p50 %7.2f ms  p90 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", label, v.size(),
+              pb::percentile(v, 0.5), pb::percentile(v, 0.9), pb::percentile(v, 0.99), *std::max_element(v.begin(), v.end()));
+}
+
+void print_samples(const Samples& s) {
+  print_distribution("all edits", s.all);
+  for (const auto& [where, v] : s.by_place) print_distribution(where.c_str(), v);
 }
 
 json open_params(const std::string& uri, const std::string& text) {
   return {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}};
 }
 
-json nvim_caps() { return preflight::testing::neovim07_capabilities(); }
+json change_params(const std::string& uri, int version, const Edit& e) {
+  json range = {{"start", {{"line", e.line}, {"character", e.character}}},
+                {"end", {{"line", e.line}, {"character", e.end_character}}}};
+  return {{"textDocument", {{"uri", uri}, {"version", version}}},
+          {"contentChanges", json::array({{{"range", range}, {"text", e.inserted}}})}};
+}
 
-// One-character edits toggled at `line` (0-based), `character`; latency per edit.
-void edit_latency(const std::string& exe, const std::string& label, const std::string& text, int line,
-                  int character, int edits) {
-  LspProcess lsp({exe, "lsp", "--debounce-ms", "0", "--log-level", "off"});
-  lsp.initialize(nvim_caps());
-  int lines = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-  std::string uri = "file:///bench/train.py";
-  auto t0 = std::chrono::steady_clock::now();
+struct ServerFigures {
+  Samples edits;
+  std::vector<double> fresh_opens;  // didOpen -> publishDiagnostics of a new document
+  size_t diagnostics_first = 0, diagnostics_changed = 0;  // on the open, and how often it changed
+};
+
+ServerFigures through_server(const Options& o, const std::string& text, const std::vector<Edit>& script) {
+  LspProcess lsp({o.exe, "lsp", "--debounce-ms", "0", "--log-level", "off"});
+  lsp.initialize(preflight::testing::neovim07_capabilities());
+  ServerFigures f;
+  const std::string uri = "file:///bench/train.py";
   lsp.notify("textDocument/didOpen", open_params(uri, text));
-  lsp.wait_diagnostics(uri, 1, 60000);
-  double open_ms = ms_since(t0);
-  std::vector<double> samples;
-  for (int v = 2; v < edits + 2; ++v) {
-    json change = {{"range", {{"start", {{"line", line}, {"character", character}}},
-                              {"end", {{"line", line}, {"character", character}}}}},
-                   {"text", v % 2 ? " " : ""}};
-    if (v % 2 == 0) change["range"]["end"]["character"] = character + 1;  // remove the space again
-    auto t = std::chrono::steady_clock::now();
-    lsp.notify("textDocument/didChange",
-               {{"textDocument", {{"uri", uri}, {"version", v}}}, {"contentChanges", json::array({change})}});
-    lsp.wait_diagnostics(uri, v, 60000);
-    samples.push_back(ms_since(t));
+  f.diagnostics_first = lsp.wait_diagnostics(uri, 1, 120000).size();
+  for (size_t i = 0; i < script.size(); ++i) {
+    int version = static_cast<int>(i) + 2;
+    auto t = pb::Clock::now();
+    lsp.notify("textDocument/didChange", change_params(uri, version, script[i]));
+    json diagnostics = lsp.wait_diagnostics(uri, version, 120000);
+    f.edits.add(script[i].where, pb::ms_since(t));
+    if (diagnostics.size() != f.diagnostics_first) ++f.diagnostics_changed;
   }
-  std::printf("edit latency, %s (%d lines), %d one-character edits (didChange -> publishDiagnostics, debounce 0):\n",
-              label.c_str(), lines, edits);
-  std::printf("  open %.2f ms; p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", open_ms, percentile(samples, 0.5),
-              percentile(samples, 0.9), percentile(samples, 0.99), *std::max_element(samples.begin(), samples.end()));
+  for (int r = 0; r < o.repeat; ++r) {
+    std::string fresh = "file:///bench/fresh_" + std::to_string(r) + ".py";
+    auto t = pb::Clock::now();
+    lsp.notify("textDocument/didOpen", open_params(fresh, text));
+    lsp.wait_diagnostics(fresh, 1, 120000);
+    f.fresh_opens.push_back(pb::ms_since(t));
+    lsp.notify("textDocument/didClose", {{"textDocument", {{"uri", fresh}}}});
+  }
+  return f;
 }
 
-void workspace_scan(const std::string& exe, const fs::path& dir) {
-  LspProcess lsp({exe, "lsp", "--log-level", "off"});
-  lsp.initialize(preflight::testing::vscode_capabilities(),
-                 {{"workspaceFolders", {{{"uri", "file://" + fs::absolute(dir).string()}, {"name", "bench"}}}}});
-  // Streamed (partialResultToken): the first batch of reports is what the problems panel shows first.
-  auto t = std::chrono::steady_clock::now();
-  int id = lsp.send_request("workspace/diagnostic", {{"previousResultIds", json::array()}, {"partialResultToken", "bench-partial"}});
-  auto first = lsp.wait_notification("$/progress", [](const json& p) { return p["token"] == "bench-partial"; }, 600000);
-  double first_ms = ms_since(t);
-  lsp.wait_response(id, 600000);
-  double streamed_ms = ms_since(t);
-  std::printf("workspace scan of %s, streamed: first %zu reports after %.1f ms, done after %.1f ms\n", dir.c_str(),
-              first ? (*first)["value"]["items"].size() : 0, first_ms, streamed_ms);
-  t = std::chrono::steady_clock::now();
-  json r = lsp.request("workspace/diagnostic", {{"previousResultIds", json::array()}}, 600000);
-  double ms = ms_since(t);
-  std::size_t files = r["result"]["items"].size(), diagnostics = 0;
-  for (const json& item : r["result"]["items"]) diagnostics += item.value("items", json::array()).size();
-  std::printf("workspace scan of %s, one report: %zu files, %zu diagnostics, %.1f ms to the report\n", dir.c_str(), files,
-              diagnostics, ms);
+struct InProcessFigures {
+  Samples edit_and_check, reparse_only;
+  size_t incremental_parses = 0;
+  std::vector<double> from_scratch;  // check_source of the whole text
+  size_t findings = 0;
+};
+
+InProcessFigures in_process(const Options& o, const std::string& text, const std::vector<Edit>& script) {
+  InProcessFigures f;
+  for (int r = 0; r < o.repeat; ++r) {
+    auto t = pb::Clock::now();
+    f.findings = preflight::rules::check_source(text, {}).findings.size();
+    f.from_scratch.push_back(pb::ms_since(t));
+  }
+  preflight::rules::DocumentAnalysis doc(text);
+  doc.check({});
+  for (const Edit& e : script) {
+    auto t = pb::Clock::now();
+    doc.edit(e.begin, e.begin + e.removed, e.inserted);
+    double reparse = pb::ms_since(t);
+    if (!doc.check({})) throw std::runtime_error("an uncancelled check returned nothing");
+    f.edit_and_check.add(e.where, pb::ms_since(t));
+    f.reparse_only.add(e.where, reparse);
+    if (doc.last_stats().incremental_parse) ++f.incremental_parses;
+  }
+  if (doc.text() != text) throw std::logic_error("the edit script did not undo itself");
+  return f;
 }
 
-void memory_with_open_files(const std::string& exe, const fs::path& files_dir) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(files_dir))
-    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::vector<std::string> texts;
-  std::string generated = generated_file();
-  for (std::size_t i = 0; texts.size() < 100; ++i) {
-    if (i < files.size()) {
-      std::ifstream in(files[i]);
-      texts.push_back(std::string(std::istreambuf_iterator<char>(in), {}));
-    } else {
-      texts.push_back(generated);
-    }
+void report(const std::string& label, const std::string& text, const std::vector<Edit>& script, const ServerFigures& s,
+            const InProcessFigures& p) {
+  auto lines = std::count(text.begin(), text.end(), '\n');
+  double scratch = pb::median(p.from_scratch), fresh = pb::median(s.fresh_opens);
+  double p50 = pb::percentile(s.edits.all, 0.5), p99 = pb::percentile(s.edits.all, 0.99);
+  std::printf("file: %s, %ld lines, %s, %zu findings\n", label.c_str(), static_cast<long>(lines),
+              pb::format_bytes(static_cast<double>(text.size())).c_str(), p.findings);
+  std::printf("edits: %zu one-character edits (each undone by the next), spread over the file\n\n", script.size());
+  std::printf("from scratch (median of %zu runs):\n", p.from_scratch.size());
+  std::printf("  rules::check_source in process             %8.2f ms\n", scratch);
+  std::printf("  server didOpen -> publishDiagnostics       %8.2f ms (fresh document)\n\n", fresh);
+  std::printf("server: didChange sent -> publishDiagnostics of that version received (debounce 0):\n");
+  print_samples(s.edits);
+  std::printf("  diagnostics: %zu on open; %zu of the edits changed their count\n\n", s.diagnostics_first,
+              s.diagnostics_changed);
+  std::printf("in process: DocumentAnalysis edit() + check() (no pipes, no JSON):\n");
+  print_samples(p.edit_and_check);
+  std::printf("  of which edit() (ts_tree_edit + reparse):\n");
+  print_distribution("all edits", p.reparse_only.all);
+  std::printf("  %zu of %zu checks ran over an incrementally reparsed tree\n\n", p.incremental_parses, script.size());
+  std::printf("ratios (this run):\n");
+  std::printf("  server edit p50 / check_source from scratch:    %.2f\n", p50 / scratch);
+  std::printf("  server edit p99 / check_source from scratch:    %.2f\n", p99 / scratch);
+  std::printf("  in-process edit p50 / check_source from scratch: %.2f\n",
+              pb::percentile(p.edit_and_check.all, 0.5) / scratch);
+  std::printf("target: server p99 < 10 ms (debounce excluded): %.2f ms, %s\n", p99, p99 < 10.0 ? "met" : "NOT met");
+}
+
+Options parse_args(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]).starts_with("-"))
+    throw std::invalid_argument("usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--repeat R] [--file PY]");
+  Options o;
+  o.exe = argv[1];
+  for (int i = 2; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
+    if (flag == "--edits") o.edits = std::stoi(argv[i + 1]);
+    else if (flag == "--repeat") o.repeat = std::stoi(argv[i + 1]);
+    else if (flag == "--file") o.file = argv[i + 1];
+    else throw std::invalid_argument("unknown option " + flag);
   }
-  std::size_t bytes = 0;
-  for (const auto& t : texts) bytes += t.size();
-  LspProcess lsp({exe, "lsp", "--log-level", "off"});
-  lsp.initialize(nvim_caps());
-  long before = rss_kib(lsp.pid());
-  for (std::size_t i = 0; i < texts.size(); ++i) lsp.notify("textDocument/didOpen", open_params("file:///bench/f" + std::to_string(i) + ".py", texts[i]));
-  // Diagnostics arrive in any order; wait until every file has had its first ones.
-  std::set<std::string> published;
-  lsp.wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
-    published.insert(p["uri"].get<std::string>());
-    return published.size() == texts.size();
-  }, 120000);
-  long after = rss_kib(lsp.pid());
-  std::printf("memory: %ld KiB RSS after initialize, %ld KiB with 100 open files (%.1f MB of source)\n", before, after,
-              static_cast<double>(bytes) / 1e6);
+  if (o.edits < 1 || o.repeat < 1) throw std::invalid_argument("--edits and --repeat want a positive count");
+  return o;
+}
+
+int run(int argc, char** argv) {
+  Options o = parse_args(argc, argv);
+  pb::print_header("preflight_lsp_bench (edit latency)", argc, argv);
+  bool generated = o.file.empty();
+  std::string text = generated ? generated_file() : pb::read_file(o.file);
+  std::vector<Edit> script = edit_script(text, generated, o.edits);
+  InProcessFigures p = in_process(o, text, script);
+  ServerFigures s = through_server(o, text, script);
+  report(generated ? "generated training file" : o.file, text, script, s, p);
+  std::printf("\nload average at the end: %s\n", pb::load_average().c_str());
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--workspace DIR] [--files-dir DIR] [--file PY]\n";
+  std::setvbuf(stdout, nullptr, _IONBF, 0);  // figures survive a failure further on
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "preflight_lsp_bench: %s\n", e.what());
     return 2;
   }
-  std::setvbuf(stdout, nullptr, _IONBF, 0);  // figures survive a failure further on
-  std::string exe = argv[1];
-  int edits = 200;
-  std::string workspace, files_dir, real_file;
-  for (int i = 2; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--edits") edits = std::stoi(argv[i + 1]);
-    else if (flag == "--workspace") workspace = argv[i + 1];
-    else if (flag == "--files-dir") files_dir = argv[i + 1];
-    else if (flag == "--file") real_file = argv[i + 1];
-  }
-  // Inside helper_120's body of the generated file: before `total = 0.0`.
-  edit_latency(exe, "generated file", generated_file(), 4 + 120 * 20 + 4, 4, edits);
-  if (!real_file.empty()) {
-    std::ifstream in(real_file);
-    std::string text(std::istreambuf_iterator<char>(in), {});
-    // A trailing space toggled at the end of the middle line (an edit that keeps the file
-    // valid Python); an ASCII line, so its byte length is its UTF-16 length.
-    std::vector<std::string> rows;
-    std::istringstream split(text);
-    for (std::string row; std::getline(split, row);) rows.push_back(row);
-    std::size_t line = rows.size() / 2;
-    while (line + 1 < rows.size() && (rows[line].empty() || std::any_of(rows[line].begin(), rows[line].end(),
-                                                                          [](char c) { return c & 0x80; })))
-      ++line;
-    edit_latency(exe, real_file, text, static_cast<int>(line), static_cast<int>(rows[line].size()), edits);
-  }
-  if (!workspace.empty()) workspace_scan(exe, workspace);
-  memory_with_open_files(exe, files_dir.empty() ? fs::path(PF_SOURCE_DIR) / "tests" / "fixtures" : fs::path(files_dir));
-  return 0;
 }
