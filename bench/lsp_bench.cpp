@@ -9,8 +9,10 @@
 //   2. in process through rules::DocumentAnalysis: edit() (ts_tree_edit + reparse) + check(),
 //      the document path's own cost without pipes, JSON or conversion to LSP positions;
 //   3. against a from-scratch analysis of the same text: rules::check_source in process, and
-//      didOpen -> publishDiagnostics of a fresh document in the server (medians of R runs).
-// Usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--repeat R] [--file PY]
+//      didOpen -> publishDiagnostics of a fresh document in the server. These are taken after
+//      every K edits (K even: the text is then the original again), interleaved with the
+//      edits, so a ratio compares times taken under the same load of a shared machine.
+// Usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--scratch-every K] [--file PY]
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -34,7 +36,7 @@ namespace pb = preflight::bench;
 struct Options {
   std::string exe;
   int edits = 1000;
-  int repeat = 9;
+  int scratch_every = 10;  // edits between two from-scratch samples; even
   std::string file;  // empty: the generated file
 };
 
@@ -228,10 +230,10 @@ ServerFigures through_server(const Options& o, const std::string& text, const st
     json diagnostics = lsp.wait_diagnostics(uri, version, 120000);
     f.edits.add(script[i].where, pb::ms_since(t));
     if (diagnostics.size() != f.diagnostics_first) ++f.diagnostics_changed;
-  }
-  for (int r = 0; r < o.repeat; ++r) {
-    std::string fresh = "file:///bench/fresh_" + std::to_string(r) + ".py";
-    auto t = pb::Clock::now();
+    if ((i + 1) % static_cast<size_t>(o.scratch_every) != 0) continue;
+    // The document is the original text again here: open it fresh under another name.
+    std::string fresh = "file:///bench/fresh_" + std::to_string(i) + ".py";
+    t = pb::Clock::now();
     lsp.notify("textDocument/didOpen", open_params(fresh, text));
     lsp.wait_diagnostics(fresh, 1, 120000);
     f.fresh_opens.push_back(pb::ms_since(t));
@@ -244,19 +246,16 @@ struct InProcessFigures {
   Samples edit_and_check, reparse_only;
   size_t incremental_parses = 0;
   std::vector<double> from_scratch;  // check_source of the whole text
+  std::vector<double> parse_from_scratch;  // a fresh parse of it, against edit()'s reparse
   size_t findings = 0;
 };
 
 InProcessFigures in_process(const Options& o, const std::string& text, const std::vector<Edit>& script) {
   InProcessFigures f;
-  for (int r = 0; r < o.repeat; ++r) {
-    auto t = pb::Clock::now();
-    f.findings = preflight::rules::check_source(text, {}).findings.size();
-    f.from_scratch.push_back(pb::ms_since(t));
-  }
   preflight::rules::DocumentAnalysis doc(text);
-  doc.check({});
-  for (const Edit& e : script) {
+  f.findings = doc.check({})->findings.size();
+  for (size_t i = 0; i < script.size(); ++i) {
+    const Edit& e = script[i];
     auto t = pb::Clock::now();
     doc.edit(e.begin, e.begin + e.removed, e.inserted);
     double reparse = pb::ms_since(t);
@@ -264,6 +263,13 @@ InProcessFigures in_process(const Options& o, const std::string& text, const std
     f.edit_and_check.add(e.where, pb::ms_since(t));
     f.reparse_only.add(e.where, reparse);
     if (doc.last_stats().incremental_parse) ++f.incremental_parses;
+    if ((i + 1) % static_cast<size_t>(o.scratch_every) != 0) continue;
+    t = pb::Clock::now();
+    preflight::rules::check_source(doc.text(), {});
+    f.from_scratch.push_back(pb::ms_since(t));
+    t = pb::Clock::now();
+    preflight::analysis::SyntaxTree::parse(preflight::analysis::parse_view(doc.text()));
+    f.parse_from_scratch.push_back(pb::ms_since(t));
   }
   if (doc.text() != text) throw std::logic_error("the edit script did not undo itself");
   return f;
@@ -277,9 +283,11 @@ void report(const std::string& label, const std::string& text, const std::vector
   std::printf("file: %s, %ld lines, %s, %zu findings\n", label.c_str(), static_cast<long>(lines),
               pb::format_bytes(static_cast<double>(text.size())).c_str(), p.findings);
   std::printf("edits: %zu one-character edits (each undone by the next), spread over the file\n\n", script.size());
-  std::printf("from scratch (median of %zu runs):\n", p.from_scratch.size());
+  std::printf("from scratch (median of %zu runs, one after every %d edits):\n", p.from_scratch.size(),
+              static_cast<int>(script.size() / std::max<size_t>(1, p.from_scratch.size())));
   std::printf("  rules::check_source in process             %8.2f ms\n", scratch);
-  std::printf("  server didOpen -> publishDiagnostics       %8.2f ms (fresh document)\n\n", fresh);
+  std::printf("  server didOpen -> publishDiagnostics       %8.2f ms (a fresh document, %zu runs)\n\n", fresh,
+              s.fresh_opens.size());
   std::printf("server: didChange sent -> publishDiagnostics of that version received (debounce 0):\n");
   print_samples(s.edits);
   std::printf("  diagnostics: %zu on open; %zu of the edits changed their count\n\n", s.diagnostics_first,
@@ -288,6 +296,8 @@ void report(const std::string& label, const std::string& text, const std::vector
   print_samples(p.edit_and_check);
   std::printf("  of which edit() (ts_tree_edit + reparse):\n");
   print_distribution("all edits", p.reparse_only.all);
+  std::printf("  against a fresh parse_view + SyntaxTree::parse of the text: median %.2f ms\n",
+              pb::median(p.parse_from_scratch));
   std::printf("  %zu of %zu checks ran over an incrementally reparsed tree\n\n", p.incremental_parses, script.size());
   std::printf("ratios (this run):\n");
   std::printf("  server edit p50 / check_source from scratch:    %.2f\n", p50 / scratch);
@@ -299,18 +309,20 @@ void report(const std::string& label, const std::string& text, const std::vector
 
 Options parse_args(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]).starts_with("-"))
-    throw std::invalid_argument("usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--repeat R] [--file PY]");
+    throw std::invalid_argument("usage: preflight_lsp_bench PREFLIGHT_EXE [--edits N] [--scratch-every K] [--file PY]");
   Options o;
   o.exe = argv[1];
   for (int i = 2; i < argc; i += 2) {
     std::string flag = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(flag + " needs a value");
     if (flag == "--edits") o.edits = std::stoi(argv[i + 1]);
-    else if (flag == "--repeat") o.repeat = std::stoi(argv[i + 1]);
+    else if (flag == "--scratch-every") o.scratch_every = std::stoi(argv[i + 1]);
     else if (flag == "--file") o.file = argv[i + 1];
     else throw std::invalid_argument("unknown option " + flag);
   }
-  if (o.edits < 1 || o.repeat < 1) throw std::invalid_argument("--edits and --repeat want a positive count");
+  if (o.edits < 1) throw std::invalid_argument("--edits wants a positive count");
+  if (o.scratch_every < 2 || o.scratch_every % 2 != 0 || o.scratch_every > o.edits)
+    throw std::invalid_argument("--scratch-every wants an even count from 2 to --edits");
   return o;
 }
 
