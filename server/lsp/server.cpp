@@ -654,7 +654,7 @@ struct LanguageServer::Impl {
     ++settings_generation;
     for (const auto& [uri, doc] : documents) {
       auto settings = doc->path ? settings_for(*doc->path) : default_settings();
-      asio::post(doc->strand, [this, doc, settings] {
+      asio::post(doc->strand, [this, doc = doc, settings] {  // clang 14 cannot capture a structured binding
         if (doc->settings && *doc->settings == *settings) return;
         doc->settings = settings;
         analyse(*doc);
