@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,13 @@ const fs::path& sandbox() {
     std::ofstream(fs::path(templ) / "train.py") << kTrainPy;
     return fs::path(templ);
   }();
+  static const bool cleanup_registered = [] {  // every replay and fuzz run would leave one behind
+    return std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }) == 0;
+  }();
+  (void)cleanup_registered;
   return dir;
 }
 
