@@ -8,6 +8,7 @@
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form); evaluation-looking loops that themselves backward (FGSM);
 // Lightning's validation/test/predict hooks inside a LightningModule.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -234,6 +235,13 @@ struct Checker final : RuleCheck {
     }
   }
 
+  static uint32_t top_level_start(TSNode node) {
+    for (TSNode parent = ts_node_parent(node); !ts_node_is_null(parent) && !is(parent, kinds().module);
+         parent = ts_node_parent(parent))
+      node = parent;
+    return ts_node_start_byte(node);
+  }
+
   // `@torch.no_grad()` above an evaluation-named routine that never backwards (decorating a
   // routine that trains would break its backward, TG002-P10). Uses the alias torch is bound
   // to; when only `from torch... import` exists, also adds `import torch` (TG002-P09).
@@ -245,7 +253,10 @@ struct Checker final : RuleCheck {
     Fix fix{"add @torch.no_grad()", FixSafety::Safe, {}};
     if (alias.empty()) {
       alias = "torch";
-      uint32_t at = ctx.model.import_insertion_offset();
+      // The decorator runs when the def runs: an import placed after it (the file's imports
+      // follow the function) would come too late, so it goes above the enclosing top-level
+      // statement instead. That also keeps the edits sorted.
+      uint32_t at = std::min(ctx.model.import_insertion_offset(), top_level_start(fn.outer));
       fix.edits.push_back({{at, at}, "import torch\n"});
       fix.description = "add @torch.no_grad() (and import torch)";
     }
