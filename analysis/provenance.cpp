@@ -960,7 +960,8 @@ struct Provenance::Interpreter {
   }
 };
 
-Provenance::Provenance(const ModuleModel& model) : model_(model) {
+Provenance::Provenance(const ModuleModel& model, const Interrupt* interrupt)
+    : model_(model), interrupt_(interrupt) {
   summaries_.resize(model.scopes().size());
   for (size_t s = 0; s < model.scopes().size(); ++s) {
     ScopeKind kind = model.scopes()[s].kind;
@@ -973,6 +974,7 @@ Provenance::~Provenance() = default;
 Provenance::Summary& Provenance::analyze_unit(int scope) {
   Summary& s = summaries_[scope];
   if (s.done || s.in_progress) return s;  // recursion sees a partial summary
+  if (interrupt_) interrupt_->poll();
   s.in_progress = true;
   Interpreter interp(*this, scope, s);
   interp.run();

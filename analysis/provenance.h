@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/budget.h"
 #include "analysis/findings.h"
 #include "analysis/module_model.h"
 
@@ -54,7 +55,8 @@ std::vector<EvidenceStep> evidence_steps(const EvidencePtr& chain, size_t limit 
 
 class Provenance {
  public:
-  explicit Provenance(const ModuleModel& model);
+  // `interrupt`, when given, is polled before each function or module body is interpreted.
+  explicit Provenance(const ModuleModel& model, const Interrupt* interrupt = nullptr);
   ~Provenance();
   Provenance(const Provenance&) = delete;
   Provenance& operator=(const Provenance&) = delete;
@@ -84,6 +86,7 @@ class Provenance {
   Summary& analyze_unit(int scope);
 
   const ModuleModel& model_;
+  const Interrupt* interrupt_;
   std::unordered_map<const void*, Value> values_;
   std::unordered_set<const void*> no_grad_;
   std::vector<Summary> summaries_;  // by scope index

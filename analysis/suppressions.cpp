@@ -114,6 +114,7 @@ Suppressions scan_suppressions(TSNode root, std::string_view src, const LineInde
   uint32_t depth = 0;
   for (bool more = true; more;) {
     out.max_depth = std::max(out.max_depth, depth);
+    ++out.node_count;
     TSNode n = ts_tree_cursor_current_node(&c);
     if (ts_node_symbol(n) == comment) {
       CommentDirective d = parse_comment(text_of(n, src));

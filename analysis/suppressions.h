@@ -8,6 +8,7 @@
 // TG003` (no colon) is blanket, as in the reference.
 #pragma once
 
+#include <cstddef>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -30,7 +31,8 @@ struct LineSuppression {
 
 struct Suppressions {
   bool skip_file = false;
-  uint32_t max_depth = 0;  // deepest node level seen by the scan (the engine's depth guard)
+  uint32_t max_depth = 0;   // deepest node level seen by the scan (the engine's depth guard)
+  size_t node_count = 0;    // every node, named or not (the engine's size guard)
   std::unordered_map<uint32_t, LineSuppression> by_line;  // 0-based line -> suppression
 
   // Suppressed when any line of the finding's span carries a matching suppression. Records

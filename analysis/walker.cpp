@@ -8,6 +8,7 @@ namespace {
 struct Walk {
   const ModuleModel& model;
   std::span<Visitor* const> visitors;
+  const Interrupt* interrupt;
   const Kinds& k = kinds();
   std::string_view src = model.source();
   WalkState state;
@@ -36,6 +37,7 @@ struct Walk {
       opened = model.scope_opened_by(n);
     bool is_def = s == k.function_definition || s == k.class_definition;
     if (opened >= 0) state.scope = opened;
+    if (is_def && interrupt) interrupt->poll();
     if (is_def) saved_loops.swap(state.loops);  // a function body is not part of the loop
     if (s == k.for_statement || s == k.while_statement) {
       LoopFrame f;
@@ -64,10 +66,13 @@ struct Walk {
 
 }  // namespace
 
-void walk(const ModuleModel& model, std::span<Visitor* const> visitors) {
-  Walk w{model, visitors, kinds(), model.source(), WalkState{}};
+void walk(const ModuleModel& model, std::span<Visitor* const> visitors, const Interrupt* interrupt) {
+  Walk w{model, visitors, interrupt, kinds(), model.source(), WalkState{}};
   w.state.scope = 0;
-  for_each_named_child(model.root(), [&](TSNode c) { w.visit(c); });
+  for_each_named_child(model.root(), [&](TSNode c) {
+    if (interrupt) interrupt->poll();
+    w.visit(c);
+  });
 }
 
 std::vector<TSNode> unwrap_iterables(TSNode it, std::string_view src) {

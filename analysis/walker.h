@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analysis/budget.h"
 #include "analysis/module_model.h"
 
 namespace preflight::analysis {
@@ -31,7 +32,9 @@ class Visitor {
 };
 
 // One traversal feeding every visitor, in order, at each node.
-void walk(const ModuleModel& model, std::span<Visitor* const> visitors);
+// `interrupt`, when given, is polled before each top-level statement and each def.
+void walk(const ModuleModel& model, std::span<Visitor* const> visitors,
+          const Interrupt* interrupt = nullptr);
 inline void walk(const ModuleModel& model, Visitor& visitor) {
   Visitor* one[] = {&visitor};
   walk(model, one);

@@ -77,35 +77,38 @@ std::optional<std::string> not_text_reason(std::string_view text) {
 }
 
 CheckResult check_source(std::string_view text, const CheckOptions& options) {
+  return check_source_interruptible(text, options, nullptr);
+}
+
+CheckResult check_source_interruptible(std::string_view text, const CheckOptions& options,
+                                       const Interrupt* interrupt) {
   if (auto reason = not_text_reason(text)) {
     CheckResult result;
     result.status = FileStatus::NotText;
     result.status_reason = std::move(*reason);
     return result;
   }
-  return check_parsed(text, SyntaxTree::parse(parse_view(text)), options);
+  return check_parsed(text, SyntaxTree::parse(parse_view(text)), options, interrupt);
 }
 
-CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const CheckOptions& options) {
-  CheckResult result;
-  TSNode root = tree.root();
-  LineIndex lines(text);
-  Suppressions suppressions = scan_suppressions(root, text, lines);
-  if (suppressions.skip_file) {
-    result.status = FileStatus::SkippedFile;
-    return result;
-  }
-  SyntaxErrorSummary errors = find_syntax_errors(root);
-  if (errors.count > 0) result.syntax_errors.push_back({errors.first, "syntax error"});
-  if (suppressions.max_depth > kMaxDepth) {
-    result.syntax_errors.push_back({range_of(root), "too deeply nested to analyze"});
-    return result;
-  }
+namespace {
+
+void refuse_as_too_complex(CheckResult& result, std::string reason) {
+  result.status = FileStatus::TooComplex;
+  result.status_reason = std::move(reason);
+  result.findings.clear();
+  result.unused_suppressions.clear();
+  result.silences.clear();
+}
+
+// The facts, one traversal feeding reachability and every enabled rule, then each rule's
+// findings with suppressions applied. Polls `interrupt` between units.
+void analyze(std::string_view text, TSNode root, const CheckOptions& options, const LineIndex& lines,
+             Suppressions& suppressions, const Interrupt* interrupt, CheckResult& result) {
   ModuleModel model(root, text);
-  Provenance provenance(model);
+  Provenance provenance(model, interrupt);
   Reachability reachability(model, provenance);
   RuleContext ctx{text, root, model, provenance, reachability, options.target_gpu};
-  // One traversal feeds reachability and every enabled rule; rules report afterwards.
   std::vector<std::unique_ptr<RuleCheck>> checks;
   std::vector<Visitor*> visitors{&reachability.collector()};
   for (const RuleMeta& rule : all_rules()) {
@@ -113,10 +116,13 @@ CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const Ch
     checks.push_back(rule.check(ctx));
     visitors.push_back(checks.back().get());
   }
-  walk(model, visitors);
+  walk(model, visitors, interrupt);
   reachability.finalize();
   std::vector<Finding> found;
-  for (auto& check : checks) check->finish(found);
+  for (auto& check : checks) {
+    if (interrupt) interrupt->poll();
+    check->finish(found);
+  }
   for (auto& check : checks)
     std::move(check->silences.begin(), check->silences.end(), std::back_inserter(result.silences));
   std::stable_sort(result.silences.begin(), result.silences.end(), [](const Silence& a, const Silence& b) {
@@ -134,6 +140,38 @@ CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const Ch
               return a.comment.begin != b.comment.begin ? a.comment.begin < b.comment.begin : a.code < b.code;
             });
   std::stable_sort(result.findings.begin(), result.findings.end(), finding_order);
+}
+
+}  // namespace
+
+CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const CheckOptions& options,
+                         const Interrupt* interrupt) {
+  CheckResult result;
+  TSNode root = tree.root();
+  LineIndex lines(text);
+  Suppressions suppressions = scan_suppressions(root, text, lines);
+  if (suppressions.skip_file) {
+    result.status = FileStatus::SkippedFile;
+    return result;
+  }
+  SyntaxErrorSummary errors = find_syntax_errors(root);
+  if (errors.count > 0) result.syntax_errors.push_back({errors.first, "syntax error"});
+  if (suppressions.max_depth > kMaxDepth) {
+    result.syntax_errors.push_back({range_of(root), "too deeply nested to analyze"});
+    return result;
+  }
+  if (suppressions.node_count > options.max_nodes) {
+    refuse_as_too_complex(result, "too complex to analyze: " + std::to_string(suppressions.node_count) +
+                                      " syntax nodes, over the limit of " + std::to_string(options.max_nodes));
+    return result;
+  }
+  try {
+    analyze(text, root, options, lines, suppressions, interrupt, result);
+  } catch (const AnalysisInterrupted& stop) {
+    if (stop.reason == InterruptReason::Cancelled) throw;
+    refuse_as_too_complex(result, "too complex to analyze: the analysis ran past its time budget" +
+                                      (interrupt->budget().empty() ? "" : " of " + interrupt->budget()));
+  }
   return result;
 }
 

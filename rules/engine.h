@@ -2,12 +2,14 @@
 // globals, no threads; the CLI and the language server therefore report identical findings.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "analysis/budget.h"
 #include "analysis/findings.h"
 #include "analysis/syntax.h"
 
@@ -20,6 +22,11 @@ struct CheckOptions {
   // The GPU / instance / count spec TG010 projects peak memory against; empty disables it
   // (so does a name the catalogue does not know: front ends reject those before checking).
   std::string target_gpu;
+  // Files with more syntax nodes than this are reported as too complex instead of analysed
+  // (a 10 MiB file of ordinary code has about 3.5 million). Deterministic, unlike the time
+  // budget a front end passes to check_parsed, so the CLI and the server agree on it.
+  size_t max_nodes = kDefaultMaxNodes;
+  static constexpr size_t kDefaultMaxNodes = 8'000'000;
   friend bool operator==(const CheckOptions&, const CheckOptions&) = default;
 };
 
@@ -33,6 +40,7 @@ enum class FileStatus {
   Analyzed,     // parsed (possibly with syntax errors) and checked
   SkippedFile,  // carries a `# preflight: skip-file` marker: nothing reported
   NotText,      // not valid UTF-8, or contains NUL bytes: not analysed
+  TooComplex,   // over the node limit, or the analysis ran past its time budget: no findings
 };
 
 // A suppression comment that silenced nothing (`code` empty: a blanket `# noqa`).
@@ -43,7 +51,7 @@ struct UnusedSuppression {
 
 struct CheckResult {
   FileStatus status = FileStatus::Analyzed;
-  std::string status_reason;             // why NotText, for the user
+  std::string status_reason;             // why NotText or TooComplex, for the user
   std::vector<analysis::Finding> findings;  // suppressions applied, sorted by position, code
   std::vector<SyntaxError> syntax_errors;
   // Only for rules that ran: a `# noqa: TG004` is not unused when TG004 was not selected.
@@ -55,12 +63,18 @@ struct CheckResult {
 };
 
 CheckResult check_source(std::string_view text, const CheckOptions& options);
+// The same, polling `interrupt` between units (see check_parsed). A separate name, so that
+// check_source stays one function callers can pass around.
+CheckResult check_source_interruptible(std::string_view text, const CheckOptions& options,
+                                       const analysis::Interrupt* interrupt);
 
 // check_source's pipeline after validation and parsing, for callers that keep a tree across
 // edits (rules/incremental.h). `text` must be valid text (not_text_reason is nullopt) and
 // `tree` a parse of parse_view(text), fresh or incrementally reparsed.
+// `interrupt`, when given, is polled between units: running out of time gives a TooComplex
+// result; a cancellation propagates as analysis::AnalysisInterrupted to the caller.
 CheckResult check_parsed(std::string_view text, const analysis::SyntaxTree& tree,
-                         const CheckOptions& options);
+                         const CheckOptions& options, const analysis::Interrupt* interrupt = nullptr);
 
 // Why `text` is not analysed (invalid UTF-8, a NUL byte), or nullopt when it is text.
 std::optional<std::string> not_text_reason(std::string_view text);

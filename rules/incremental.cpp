@@ -71,7 +71,9 @@ const std::string& DocumentAnalysis::text() const { return text_; }
 const DocumentAnalysis::Stats& DocumentAnalysis::last_stats() const { return stats_; }
 
 std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
-                                                   const std::function<bool()>& cancelled) {
+                                                   const std::function<bool()>& cancelled,
+                                                   const std::function<bool()>& out_of_time,
+                                                   const std::string& budget) {
   stats_ = Stats{top_level_statement_count(tree_.root()), 0, tree_from_edit_};
   if (cache_ && cache_->text == text_ && cache_->options == options)
     return cache_->result;
@@ -81,7 +83,12 @@ std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
     result.status = FileStatus::NotText;
     result.status_reason = std::move(*reason);
   } else {
-    result = check_parsed(text_, tree_, options);
+    Interrupt interrupt(out_of_time, budget, cancelled);
+    try {
+      result = check_parsed(text_, tree_, options, &interrupt);
+    } catch (const AnalysisInterrupted&) {  // only a cancellation leaves check_parsed
+      return std::nullopt;
+    }
     stats_.reanalysed = stats_.units;
   }
   cache_ = CachedResult{text_, options, result};

@@ -33,9 +33,12 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
 
   // Byte-for-byte the same CheckResult as check_source(text(), options) (status, findings with
   // evidence/fixes, syntax errors, unused suppressions, silences). `cancelled` is polled between
-  // units; returns std::nullopt when it returned true.
+  // units; returns std::nullopt when it returned true. `out_of_time`, polled likewise, turns
+  // the result into FileStatus::TooComplex, naming `budget` ("10 s") as what ran out.
   std::optional<CheckResult> check(const CheckOptions& options,
-                                   const std::function<bool()>& cancelled = {});
+                                   const std::function<bool()>& cancelled = {},
+                                   const std::function<bool()>& out_of_time = {},
+                                   const std::string& budget = {});
 
   struct Stats {
     size_t units = 0;        // top-level analysis units of the text checked

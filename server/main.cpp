@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "server/cli/estimate_command.h"
 #include "server/cli/gpus_command.h"
 #include "server/cli/rule_commands.h"
+#include "server/cli/time_budget.h"
 #include "server/cli/version.h"
 #include "server/lsp/lsp_command.h"
 
@@ -41,7 +43,11 @@ bool stdout_wants_color() {
 int run_check_here(const server::CheckArgs& args) {
   std::error_code ec;
   server::CheckIo io{std::cout, std::cerr, stdout_wants_color(), std::filesystem::current_path(ec)};
-  return server::run_check(args, io, preflight::rules::check_source);
+  auto budget = std::chrono::milliseconds(static_cast<long long>(args.file_timeout_s * 1000));
+  auto checker = [budget](std::string_view text, const preflight::rules::CheckOptions& options) {
+    return server::check_within(text, options, budget);
+  };
+  return server::run_check(args, io, checker);
 }
 
 }  // namespace

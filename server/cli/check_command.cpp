@@ -167,6 +167,10 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
                 "does the work, or the deciding code cannot be seen), with the reason "
                 "(terminal and json formats)");
   cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)");
+  cmd->add_option("--file-timeout", a.file_timeout_s,
+                  "Seconds of analysis one file may take before it is reported as too complex "
+                  "(default 30; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-color", a.no_color, "Plain terminal output");
   cmd->add_flag("-q,--quiet", a.quiet, "Omit source snippets");
   return cmd;

@@ -39,6 +39,7 @@ struct CheckArgs {
   bool report_unused_ignores = false;
   bool explain_silence = false;  // also list where rules stayed quiet on purpose, and why
   unsigned jobs = 0;  // 0: one per hardware thread
+  double file_timeout_s = 30;  // per-file analysis budget; past it the file is "too complex"; 0: none
   bool no_color = false;
   bool quiet = false;
 };

@@ -26,6 +26,10 @@ void record_result(FileState& state, rules::CheckResult result) {
     state.failures.push_back("could not read: " + result.status_reason);
     return;
   }
+  if (result.status == rules::FileStatus::TooComplex) {
+    state.failures.push_back("not analysed: " + result.status_reason);
+    return;
+  }
   // Only the first syntax error is named; the parts that parsed still report findings.
   if (!result.syntax_errors.empty())
     state.failures.push_back(syntax_failure(state.text, result.syntax_errors.front()));

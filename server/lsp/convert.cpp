@@ -95,7 +95,7 @@ json finding_to_diagnostic(const analysis::Finding& f, std::size_t index, const 
 
 json diagnostics_for(const rules::CheckResult& result, const DiagnosticContext& ctx) {
   json out = json::array();
-  if (result.status == rules::FileStatus::NotText) {
+  if (result.status == rules::FileStatus::NotText || result.status == rules::FileStatus::TooComplex) {
     out.push_back({{"range", ctx.map.range({0, 0})}, {"severity", 3}, {"source", "preflight"},
                    {"message", "preflight did not analyse this file: " + result.status_reason}});
     return out;

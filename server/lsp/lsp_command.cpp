@@ -19,6 +19,10 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
   cmd->add_option("--debounce-ms", args.debounce_ms, "Quiet time after an edit before it is analysed")
       ->check(CLI::Range(0, 2000))
       ->capture_default_str();
+  cmd->add_option("--analysis-timeout-ms", args.analysis_timeout_ms,
+                  "Analysis time one document may take before it is reported as too complex (0: no limit)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--workers", args.workers, "Analysis threads")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_flag("--stdio", args.stdio, "Talk over stdin/stdout (the default and only transport)");
   return cmd;
@@ -41,6 +45,7 @@ int run_lsp(const LspArgs& args) {
   ServerOptions options;
   options.debounce_ms = args.debounce_ms;
   options.workers = args.workers;
+  options.analysis_budget = std::chrono::milliseconds(args.analysis_timeout_ms);
   options.log = log;
   return run_stdio_server(std::move(options));
 }

@@ -11,6 +11,7 @@ struct LspArgs {
   std::string log_level = "info";
   int debounce_ms = 50;
   unsigned workers = 2;
+  int analysis_timeout_ms = 10'000;  // per document analysis; past it: "too complex"
   bool stdio = true;  // vscode-languageclient passes --stdio; stdio is the only transport
 };
 

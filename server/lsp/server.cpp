@@ -14,6 +14,7 @@
 #include "protocol/jsonrpc.h"
 #include "rules/incremental.h"
 #include "server/cli/config.h"
+#include "server/cli/time_budget.h"
 #include "server/cli/version.h"
 #include "server/lsp/client_capabilities.h"
 #include "server/lsp/features.h"
@@ -206,9 +207,50 @@ struct LanguageServer::Impl {
 
   int exit_status_now() const { return phase == Phase::ShutDown ? 0 : 1; }
 
+  // --- bounded intake ------------------------------------------------------------------
+
+  // Work made from client messages and not yet done (control-strand handlers, document-strand
+  // edits and requests). While it is at the limit the reader stops reading, so a client that
+  // sends faster than the server works is held back by its own pipe instead of growing the
+  // server's queues without bound. Nothing the server runs waits for the reader, so the work
+  // always drains.
+  static constexpr int kMaxPendingWork = 1024;
+  std::mutex intake_mu;
+  std::condition_variable intake_cv;
+  int pending_work = 0;
+
+  template <typename Executor, typename Work>
+  void post_work(Executor& executor, Work work) {
+    {
+      std::lock_guard lock(intake_mu);
+      ++pending_work;
+    }
+    asio::post(executor, [this, work = std::move(work)]() mutable {
+      struct Done {
+        Impl* impl;
+        ~Done() { impl->work_done(); }
+      } done{this};
+      work();
+    });
+  }
+
+  void work_done() {
+    {
+      std::lock_guard lock(intake_mu);
+      --pending_work;
+    }
+    intake_cv.notify_all();
+  }
+
+  void wait_for_room() {
+    std::unique_lock lock(intake_mu);
+    intake_cv.wait(lock, [this] { return pending_work < kMaxPendingWork || stopping.load(); });
+  }
+
   // --- message intake (reader thread) ---------------------------------------------------
 
   void receive(std::string_view body) {
+    wait_for_room();
     protocol::Message message = protocol::parse_message(body);
     if (auto* invalid = std::get_if<protocol::Invalid>(&message)) {
       options.log->warn("rejected message ({}): {}", invalid->code, invalid->message);
@@ -224,12 +266,12 @@ struct LanguageServer::Impl {
         cancel(note->params);
         return;
       }
-      asio::post(control, [this, n = std::move(*note)]() mutable { guarded_notification(n); });
+      post_work(control, [this, n = std::move(*note)]() mutable { guarded_notification(n); });
       return;
     }
     auto& request = std::get<protocol::Request>(message);
     CancelFlag flag = track_cancel(request.id);
-    asio::post(control, [this, r = std::move(request), flag]() mutable { guarded_request(r, flag); });
+    post_work(control, [this, r = std::move(request), flag]() mutable { guarded_request(r, flag); });
   }
 
   void on_client_response(protocol::Response response) {
@@ -359,7 +401,7 @@ struct LanguageServer::Impl {
       return (this->*handler)(r, snapshot);
     }
     std::shared_ptr<Document> doc = it->second;
-    asio::post(doc->strand, [this, doc, r = std::move(r), cancelled, handler] {
+    post_work(doc->strand, [this, doc, r = std::move(r), cancelled, handler] {
       try {
         if (cancelled->load()) return reply_error(r.id, kRequestCancelled, "cancelled");
         auto snapshot = current_snapshot(*doc, cancelled);
@@ -380,7 +422,7 @@ struct LanguageServer::Impl {
     auto text = read_document_file(*path);
     if (!text) return nullptr;
     auto settings = settings_for(*path);
-    rules::CheckResult result = rules::check_source(*text, settings->options);
+    rules::CheckResult result = server::check_within(*text, settings->options, options.analysis_budget);
     return std::make_shared<Snapshot>(uri, 0, std::move(*text), caps->encoding, std::move(result), settings, *caps);
   }
 
@@ -458,6 +500,7 @@ struct LanguageServer::Impl {
   void workspace_diagnostics(protocol::Request& r, const CancelFlag& cancelled) {
     WorkspaceScan scan;
     scan.threads = options.workers;
+    scan.file_budget = options.analysis_budget;
     scan.folders = folders;
     for (const auto& [uri, doc] : documents) scan.open_uris.insert(uri);
     scan.previous = previous_result_ids(r.params);
@@ -553,7 +596,7 @@ struct LanguageServer::Impl {
     doc->newest_version = version;
     documents[uri] = doc;
     auto settings = doc->path ? settings_for(*doc->path) : default_settings();
-    asio::post(doc->strand, [this, doc, version, settings, text = td["text"].get<std::string>()]() mutable {
+    post_work(doc->strand, [this, doc, version, settings, text = td["text"].get<std::string>()]() mutable {
       doc->analysis = std::make_unique<rules::DocumentAnalysis>(std::move(text));
       doc->version = version;
       doc->settings = settings;
@@ -567,8 +610,11 @@ struct LanguageServer::Impl {
     if (it == documents.end() || !params.contains("contentChanges") || !params["contentChanges"].is_array()) return;
     std::shared_ptr<Document> doc = it->second;
     int version = version_of(params["textDocument"]);
+    if (version <= doc->newest_version.load())
+      options.log->warn("{}: version {} after {}: versions must increase; applying the change in arrival order",
+                        uri, version, doc->newest_version.load());
     doc->newest_version = version;
-    asio::post(doc->strand, [this, doc, version, changes = params["contentChanges"]] {
+    post_work(doc->strand, [this, doc, version, changes = params["contentChanges"]] {
       apply_changes(*doc, changes);
       doc->version = version;
       schedule_analysis(doc);
@@ -708,7 +754,7 @@ struct LanguageServer::Impl {
              (request_cancelled && request_cancelled->load());
     };
     auto start = std::chrono::steady_clock::now();
-    std::optional<rules::CheckResult> result = doc.analysis->check(doc.settings->options, cancelled);
+    std::optional<rules::CheckResult> result = analyse_within_budget(doc, cancelled);
     if (!result) {
       options.log->debug("{} v{}: analysis superseded", doc.uri, version);
       return;
@@ -722,6 +768,19 @@ struct LanguageServer::Impl {
     publish(doc);
   }
 
+  std::optional<rules::CheckResult> analyse_within_budget(Document& doc, const std::function<bool()>& cancelled) {
+    std::function<bool()> out_of_time;
+    if (options.analysis_budget.count() > 0) {
+      auto deadline = std::chrono::steady_clock::now() + options.analysis_budget;
+      out_of_time = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
+    }
+    auto result = doc.analysis->check(doc.settings->options, cancelled, out_of_time,
+                                      server::describe_budget(options.analysis_budget));
+    if (result && result->status == rules::FileStatus::TooComplex)
+      options.log->warn("{}: not analysed: {}", doc.uri, result->status_reason);
+    return result;
+  }
+
   std::shared_ptr<const Snapshot> current_snapshot(Document& doc, const CancelFlag& cancelled) {
     analyse(doc, cancelled);
     if (!doc.snapshot || doc.snapshot->version != doc.version) return nullptr;
@@ -731,7 +790,9 @@ struct LanguageServer::Impl {
   void publish(Document& doc) {
     if (caps->pull_diagnostics) return;
     const Snapshot& s = *doc.snapshot;
-    if (s.version < doc.published_version) return;
+    // Only the document's current version is shown. Versions are compared for identity, not
+    // order: a client whose versions go backwards still sees the result of its last edit.
+    if (s.version != doc.version) return;
     if (s.version == doc.published_version && s.result_id == doc.published_id) return;
     doc.published_version = s.version;
     doc.published_id = s.result_id;
@@ -744,6 +805,7 @@ LanguageServer::LanguageServer(ServerOptions options, Writer write)
 
 LanguageServer::~LanguageServer() {
   impl_->stopping = true;
+  impl_->intake_cv.notify_all();  // a reader waiting for room gives up
   impl_->pool.stop();
   impl_->pool.join();
 }

@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -30,6 +31,9 @@ namespace preflight::lsp {
 struct ServerOptions {
   int debounce_ms = 50;        // coalesces keystrokes; overridable by initializationOptions
   unsigned workers = 2;        // threads of the analysis pool
+  // One document's analysis may take this long before it is reported as too complex (0: no
+  // limit); a pathological file then costs its strand this much once per version, not forever.
+  std::chrono::milliseconds analysis_budget{10'000};
   std::shared_ptr<spdlog::logger> log;  // required
 };
 

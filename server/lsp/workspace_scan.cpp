@@ -10,6 +10,7 @@
 #include "server/cli/config.h"
 #include "server/cli/discovery.h"
 #include "server/cli/file_io.h"
+#include "server/cli/time_budget.h"
 #include "server/cli/parallel.h"
 #include "server/lsp/snapshot.h"
 #include "server/lsp/uri.h"
@@ -69,7 +70,7 @@ json report_for(const WorkspaceScan& scan, const server::SourceFile& file, Setti
   std::optional<std::string> text = read_document_file(path);
   if (!text) return nullptr;
   auto effective = settings.for_dir(path.parent_path());
-  rules::CheckResult result = rules::check_source(*text, effective->options);
+  rules::CheckResult result = server::check_within(*text, effective->options, scan.file_budget);
   Snapshot snapshot(uri, 0, std::move(*text), scan.caps->encoding, std::move(result), effective, *scan.caps);
   auto previous = scan.previous.find(uri);
   if (previous != scan.previous.end() && previous->second == snapshot.result_id)

@@ -5,6 +5,7 @@
 // and $/progress when the client gave tokens. Runs on a pool thread; reads only its inputs.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -32,6 +33,7 @@ struct WorkspaceScan {
   nlohmann::json progress_token;  // null: no $/progress
   std::function<void(const nlohmann::json&)> send;  // for $/progress
   unsigned threads = 1;           // files are checked on this many threads
+  std::chrono::milliseconds file_budget{0};  // per file; past it the file is "too complex"
 };
 
 // The WorkspaceDiagnosticReport, or nullopt when cancelled.

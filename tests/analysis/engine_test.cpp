@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@ void PrintTo(FileStatus s, std::ostream* os) {
     case FileStatus::Analyzed: *os << "FileStatus::Analyzed"; return;
     case FileStatus::SkippedFile: *os << "FileStatus::SkippedFile"; return;
     case FileStatus::NotText: *os << "FileStatus::NotText"; return;
+    case FileStatus::TooComplex: *os << "FileStatus::TooComplex"; return;
   }
   *os << "FileStatus(?)";
 }
@@ -253,7 +255,7 @@ TEST(EngineTest, TenMegabyteFileCompletes) {
            "\n";
   }
   CheckResult r = check_source(src, {});
-  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_EQ(r.status, FileStatus::Analyzed);  // under the default node limit
   EXPECT_TRUE(r.syntax_errors.empty());
   // Every copy lacks zero_grad.
   EXPECT_EQ(codes(r).count("TG003"), static_cast<size_t>(functions));
@@ -351,6 +353,58 @@ TEST(EngineTest, KnownRules) {
   EXPECT_FALSE(is_known_rule("tg001"));
   EXPECT_FALSE(is_known_rule("TG999"));
   EXPECT_FALSE(is_known_rule(""));
+}
+
+
+// --- the analysis budget ------------------------------------------------------------------
+
+TEST(EngineBudget, AFileOverTheNodeLimitIsTooComplexAndReportsNothing) {
+  CheckOptions options;
+  options.max_nodes = 50;
+  CheckResult r = check_source(kAllRules, options);
+  EXPECT_EQ(r.status, FileStatus::TooComplex);
+  EXPECT_NE(r.status_reason.find("syntax nodes, over the limit of 50"), std::string::npos) << r.status_reason;
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_TRUE(r.unused_suppressions.empty());
+  options.max_nodes = CheckOptions::kDefaultMaxNodes;
+  EXPECT_EQ(check_source(kAllRules, options).status, FileStatus::Analyzed);
+}
+
+// An Interrupt that runs out of time at its n-th poll: deterministic, unlike a clock.
+analysis::Interrupt out_of_time_at_poll(int n, std::shared_ptr<int> polls) {
+  return analysis::Interrupt([n, polls] { return ++*polls >= n; }, "3 polls", {});
+}
+
+TEST(EngineBudget, RunningOutOfTimeHalfWayGivesTooComplexAndNoPartialFindings) {
+  auto polls = std::make_shared<int>(0);
+  analysis::Interrupt interrupt = out_of_time_at_poll(3, polls);
+  CheckResult r = check_source_interruptible(kAllRules, {}, &interrupt);
+  EXPECT_EQ(*polls, 3);
+  EXPECT_EQ(r.status, FileStatus::TooComplex);
+  EXPECT_EQ(r.status_reason, "too complex to analyze: the analysis ran past its time budget of 3 polls");
+  EXPECT_TRUE(r.findings.empty());
+  EXPECT_TRUE(r.silences.empty());
+}
+
+TEST(EngineBudget, ABudgetThatIsNotReachedChangesNothing) {
+  auto polls = std::make_shared<int>(0);
+  analysis::Interrupt interrupt = out_of_time_at_poll(1'000'000, polls);
+  CheckResult r = check_source_interruptible(kAllRules, {}, &interrupt);
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_EQ(describe(r), describe(check_source(kAllRules, {})));
+  // Polled per unit (module, two functions, top-level statements, rules), not per node.
+  EXPECT_GT(*polls, 5);
+  EXPECT_LT(*polls, 40);
+}
+
+TEST(EngineBudget, CancellationIsPassedToTheCallerNotTurnedIntoAResult) {
+  analysis::Interrupt cancelled({}, {}, [] { return true; });
+  try {
+    check_source_interruptible(kAllRules, {}, &cancelled);
+    ADD_FAILURE() << "a cancelled analysis returned a result";
+  } catch (const analysis::AnalysisInterrupted& e) {
+    EXPECT_EQ(e.reason, analysis::InterruptReason::Cancelled);
+  }
 }
 
 }  // namespace

@@ -229,5 +229,16 @@ TEST(Incremental, CancellationReturnsNothingAndTheNextCheckStillMatches) {
   expect_same_as_scratch(doc, {}, "after a cancelled check");
 }
 
+TEST(Incremental, RunningOutOfTimeIsTooComplexAndAnEditRecovers) {
+  DocumentAnalysis doc(read_file(fs::path(PF_SOURCE_DIR) / "examples" / "bad_train.py"));
+  std::optional<CheckResult> r = doc.check({}, {}, [] { return true; }, "0 s");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, FileStatus::TooComplex);
+  EXPECT_EQ(r->status_reason, "too complex to analyze: the analysis ran past its time budget of 0 s");
+  EXPECT_TRUE(r->findings.empty());
+  doc.edit(0, 0, "\n");
+  expect_same_as_scratch(doc, {}, "after the budget ran out");
+}
+
 }  // namespace
 }  // namespace preflight::rules

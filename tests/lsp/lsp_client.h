@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -101,9 +102,20 @@ class LspProcess {
 
   pid_t pid() const { return pid_; }
 
+  // Writes `bytes`, reading what the server sends meanwhile: a server that stops reading
+  // while its output is not read (bounded intake) would otherwise deadlock with this client.
   void send_raw(std::string_view bytes) {
     while (!bytes.empty()) {
-      ssize_t n = ::write(to_server_, bytes.data(), bytes.size());
+      pollfd fds[2] = {{to_server_, POLLOUT, 0}, {from_server_, POLLIN, 0}};
+      if (::poll(fds, 2, 120000) <= 0) throw std::runtime_error("the server neither reads nor writes");
+      if (fds[1].revents & POLLIN) {
+        char buf[65536];
+        ssize_t got = ::read(from_server_, buf, sizeof buf);
+        if (got > 0) frames_.feed(std::string_view(buf, static_cast<std::size_t>(got)));
+      }
+      if (fds[0].revents & (POLLERR | POLLHUP)) throw std::runtime_error("server's stdin closed");
+      if (!(fds[0].revents & POLLOUT)) continue;
+      ssize_t n = ::write(to_server_, bytes.data(), std::min<std::size_t>(bytes.size(), PIPE_BUF));
       if (n <= 0) throw std::runtime_error("server's stdin closed");
       bytes.remove_prefix(static_cast<std::size_t>(n));
     }

@@ -1,0 +1,257 @@
+// Bad input to the real `preflight lsp` binary over pipes (issue: reliability). Each case has
+// one clear outcome — an answer, a diagnostic that says why, or a logged and skipped change —
+// and after each the server must still answer a request.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "lsp_client.h"
+#include "rules/engine.h"
+#include "server/lsp/uri.h"
+
+namespace preflight {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::LspProcess;
+using json = nlohmann::json;
+
+const std::string kUri = "file:///tmp/preflight-robustness/train.py";
+
+// A retained graph (TG001) on the last line.
+const std::string kBuggy =
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "\n"
+    "def train(model, loader, optimizer):\n"
+    "    losses = []\n"
+    "    for xb, yb in loader:\n"
+    "        optimizer.zero_grad()\n"
+    "        loss = F.cross_entropy(model(xb), yb)\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        losses.append(loss)\n"
+    "    return losses\n";
+
+LspProcess start(std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{PF_PREFLIGHT_EXE, "lsp", "--debounce-ms", "5", "--log-level", "debug"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return LspProcess(std::move(args));
+}
+
+json open_params(const std::string& uri, const std::string& text, int version = 1) {
+  return {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", version}, {"text", text}}}};
+}
+
+json change_params(const std::string& uri, int version, json changes) {
+  return {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", std::move(changes)}};
+}
+
+json range_change(int line0, int char0, int line1, int char1, const std::string& text) {
+  return {{"range", {{"start", {{"line", line0}, {"character", char0}}}, {"end", {{"line", line1}, {"character", char1}}}}},
+          {"text", text}};
+}
+
+std::vector<std::string> codes_of(const json& diagnostics) {
+  std::vector<std::string> out;
+  for (const json& d : diagnostics) out.push_back(d.value("code", ""));
+  return out;
+}
+
+// The codes a fresh check of `text` reports, in order: what the server must publish.
+std::vector<std::string> fresh_codes(const std::string& text) {
+  std::vector<std::string> out;
+  for (const auto& f : rules::check_source(text, {}).findings) out.push_back(f.code);
+  return out;
+}
+
+bool any_message_contains(const json& diagnostics, const std::string& needle) {
+  for (const json& d : diagnostics)
+    if (d.value("message", "").find(needle) != std::string::npos) return true;
+  return false;
+}
+
+// The server is alive: a request on another document is answered.
+void expect_answers(LspProcess& lsp) {
+  json r = lsp.request("textDocument/hover",
+                       {{"textDocument", {{"uri", "file:///not/open.py"}}}, {"position", {{"line", 0}, {"character", 0}}}});
+  EXPECT_TRUE(r.contains("result")) << r.dump();
+}
+
+std::string dense_training_file(int functions) {
+  std::string text = "import torch\n";
+  for (int i = 0; i < functions; ++i)
+    text += "def fit_" + std::to_string(i) + "(net, loader, optimizer):\n    for xb, yb in loader:\n"
+            "        net(xb).sum().backward()\n        optimizer.step()\n";
+  return text;
+}
+
+// --- size and shape ------------------------------------------------------------------------
+
+TEST(LspBadInput, ATenMegabyteDocumentIsReportedAndDoesNotBlockOtherDocuments) {
+  auto lsp = start({"--analysis-timeout-ms", "1000"});
+  lsp.initialize(testing::neovim07_capabilities());
+  std::string big = dense_training_file(1);
+  while (big.size() < 10u * 1024 * 1024) big += dense_training_file(200).substr(13);
+  lsp.notify("textDocument/didOpen", open_params(kUri, big));
+  lsp.notify("textDocument/didOpen", open_params(kUri + ".small.py", kBuggy));
+  // The small document's diagnostics do not wait for the big one's analysis.
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri + ".small.py", 1, 60000)), fresh_codes(kBuggy));
+  json d = lsp.wait_diagnostics(kUri, 1, 120000);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_TRUE(any_message_contains(d, "too complex to analyze: the analysis ran past its time budget of 1 s")) << d.dump();
+  expect_answers(lsp);
+}
+
+TEST(LspBadInput, AFourHundredThousandCharacterLineIsAnalysedAndEditable) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  std::string line = "x = [" + std::string(399'990, '1') + "]\n";
+  std::string text = line + kBuggy;
+  lsp.notify("textDocument/didOpen", open_params(kUri, text));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 1, 30000)), fresh_codes(text));
+  lsp.notify("textDocument/didChange", change_params(kUri, 2, json::array({range_change(0, 399'000, 0, 399'001, "2")})));
+  text.replace(399'000, 1, "2");
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2, 30000)), fresh_codes(text));
+  expect_answers(lsp);
+}
+
+TEST(LspBadInput, FiveThousandLevelsOfNestingAreRefusedWithAMessage) {
+  auto lsp = start();
+  lsp.initialize(testing::eglot_capabilities());
+  std::string text = "x = " + std::string(5000, '(') + "1" + std::string(5000, ')') + "\n";
+  lsp.notify("textDocument/didOpen", open_params(kUri, text));
+  json d = lsp.wait_diagnostics(kUri, 1);
+  EXPECT_TRUE(any_message_contains(d, "too deeply nested to analyze")) << d.dump();
+  expect_answers(lsp);
+}
+
+TEST(LspBadInput, FilesThatAreNotPythonGiveNoFindings) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::vector<std::string> not_python = {
+      "#include <stdio.h>\nint main(void) { for (;;) { printf(\"%d\\n\", 1); } }\n",
+      "<html><body><p>loss.backward()</p></body></html>\n",
+      "{\"optimizer\": \"adam\", \"lr\": 0.001, \"nested\": [[[[1]]]]}\n",
+      std::string(100'000, ')'),
+      "\t\t\t\n\r\r\r\n  \f\v\n"};
+  for (std::size_t i = 0; i < not_python.size(); ++i) {
+    std::string uri = kUri + std::to_string(i) + ".py";
+    lsp.notify("textDocument/didOpen", open_params(uri, not_python[i]));
+    EXPECT_EQ(codes_of(lsp.wait_diagnostics(uri, 1)), fresh_codes(not_python[i])) << i;
+  }
+  expect_answers(lsp);
+}
+
+TEST(LspBudget, ADocumentOverTheTimeBudgetIsTooComplexUntilItShrinks) {
+  auto lsp = start({"--analysis-timeout-ms", "1"});
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, dense_training_file(3000)));
+  json d = lsp.wait_diagnostics(kUri, 1, 30000);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_TRUE(any_message_contains(d, "ran past its time budget of 1 ms")) << d.dump();
+  lsp.notify("textDocument/didChange", change_params(kUri, 2, json::array({{{"text", "import torch\n"}}})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 2, 30000), json::array());
+}
+
+// --- edits ---------------------------------------------------------------------------------
+
+TEST(LspBadInput, PositionsPastTheEndAreClampedAsTheSpecSays) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, "import torch\n"));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 1), json::array());
+  // A character past the line's end means the line's end; a line past the last means the end.
+  std::string rest = kBuggy.substr(std::string("import torch\n").size());
+  lsp.notify("textDocument/didChange",
+             change_params(kUri, 2, json::array({range_change(0, 500, 0, 900, ""), range_change(70, 3, 99, 0, rest)})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2)), fresh_codes(kBuggy));
+}
+
+TEST(LspBadInput, AnImpossibleRangeIsDroppedAndTheUserIsTold) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  lsp.wait_diagnostics(kUri, 1);
+  lsp.notify("textDocument/didChange",
+             change_params(kUri, 2,
+                           json::array({range_change(-1, 0, 0, 0, "x"), range_change(3, 0, 1, 0, "y"),
+                                        {{"range", "not a range"}, {"text", "z"}}, {{"text", 42}}})));
+  auto told = lsp.wait_notification("window/logMessage", [](const json& p) {
+    return p.value("message", "").find("invalid range and was dropped") != std::string::npos;
+  });
+  EXPECT_TRUE(told.has_value());
+  // Nothing was applied: the diagnostics are those of the unchanged text.
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2)), fresh_codes(kBuggy));
+}
+
+TEST(LspBadInput, ChangesForAnUnopenedDocumentAreIgnored) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didChange", change_params(kUri, 2, json::array({range_change(0, 0, 0, 0, "x")})));
+  lsp.notify("textDocument/didClose", {{"textDocument", {{"uri", kUri}}}});
+  lsp.notify("textDocument/didSave", {{"textDocument", {{"uri", kUri}}}});
+  expect_answers(lsp);
+  for (const json& m : lsp.drain(100))
+    EXPECT_NE(m.value("method", ""), "textDocument/publishDiagnostics") << m.dump();
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 1)), fresh_codes(kBuggy));
+}
+
+TEST(LspBadInput, OutOfOrderVersionsStillApplyEveryChangeInArrivalOrder) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy, 10));
+  lsp.wait_diagnostics(kUri, 10);
+  // Versions going backwards: the changes are still applied in the order they came.
+  lsp.notify("textDocument/didChange", change_params(kUri, 4, json::array({range_change(10, 26, 10, 26, ".detach()")})));
+  lsp.notify("textDocument/didChange", change_params(kUri, 3, json::array({range_change(10, 26, 10, 35, "")})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 3)), fresh_codes(kBuggy));
+  expect_answers(lsp);
+}
+
+// --- transport and configuration -----------------------------------------------------------
+
+TEST(LspBadInput, StdinClosedHalfWayThroughAMessageEndsTheProcess) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  lsp.send_raw("Content-Length: 500\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didChange\",\"par");
+  lsp.close_input();
+  auto code = lsp.wait_exit(10000);
+  ASSERT_TRUE(code.has_value()) << "the server hung on a truncated message";
+  EXPECT_EQ(*code, 1);  // no shutdown came first
+}
+
+TEST(LspBadInput, AConfigFileWithWrongTypesIsReportedAndTheDefaultsApply) {
+  fs::path root = fs::temp_directory_path() / ("pf-lsp-badcfg-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nselect = 3\nignore = \"TG001\"\nseverity = [1, 2]\n";
+  std::string uri = lsp::path_to_uri(root / "train.py");
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities(), {{"rootUri", lsp::path_to_uri(root)}});
+  lsp.notify("textDocument/didOpen", open_params(uri, kBuggy));
+  auto told = lsp.wait_notification("window/logMessage", [](const json& p) {
+    return p.value("message", "").find("pyproject.toml") != std::string::npos;
+  });
+  EXPECT_TRUE(told.has_value()) << "the bad configuration was not reported";
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(uri, 1)), fresh_codes(kBuggy));
+  fs::remove_all(root);
+}
+
+TEST(LspBadInput, WrongTypesInClientSettingsAreReportedAndTheRestApplies) {
+  auto lsp = start();
+  lsp.initialize(testing::eglot_capabilities(),
+                 {{"initializationOptions", {{"select", 7}, {"ignore", {"TG001"}}, {"debounceMs", "soon"}}}});
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  json d = lsp.wait_diagnostics(kUri, 1);
+  EXPECT_TRUE(codes_of(d).empty()) << d.dump();  // the valid `ignore` applied
+  expect_answers(lsp);
+}
+
+}  // namespace
+}  // namespace preflight
