@@ -85,6 +85,17 @@ std::string_view text_of(TSNode n, std::string_view src);
 // from the first child every time, which makes index loops quadratic on long blocks.
 template <typename F>
 void for_each_named_child(TSNode n, F&& f) {
+  // Most nodes have a handful of children: indexing them (each ts_node_child walks from the
+  // first child) is cheaper than a cursor, whose stack is a heap allocation per call.
+  constexpr uint32_t kIndexedUpTo = 8;
+  uint32_t count = ts_node_child_count(n);
+  if (count <= kIndexedUpTo) {
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode child = ts_node_child(n, i);
+      if (ts_node_is_named(child)) f(child);
+    }
+    return;
+  }
   TSTreeCursor c = ts_tree_cursor_new(n);
   if (ts_tree_cursor_goto_first_child(&c)) {
     do {
