@@ -1,46 +1,19 @@
-// The analysis targets' view of a CheckResult: a canonical rendering of every field (two
-// results compare equal exactly when they are the same) and the invariants any result keeps.
+// The analysis targets' view of a CheckResult: its canonical rendering (tests/check_result_text.h)
+// and the invariants any result keeps.
 #pragma once
 
 #include <cstddef>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "fuzz_check.h"
+#include "tests/check_result_text.h"
 #include "rules/engine.h"
 
 namespace preflight::fuzz {
 
-inline std::string range_text(const analysis::ByteRange& r) {
-  return "@" + std::to_string(r.begin) + "-" + std::to_string(r.end);
-}
-
-inline void render_evidence(std::ostringstream& out, const std::vector<analysis::EvidenceStep>& steps) {
-  for (const auto& e : steps) out << "    evidence " << range_text(e.range) << " " << e.message << "\n";
-}
-
-inline std::string render(const rules::CheckResult& r) {
-  std::ostringstream out;
-  out << "status " << static_cast<int>(r.status) << " " << r.status_reason << "\n";
-  for (const auto& f : r.findings) {
-    out << "finding " << f.code << " " << static_cast<int>(f.severity) << " " << static_cast<int>(f.category) << " "
-        << range_text(f.range) << " " << f.message << " | " << f.hint << "\n";
-    render_evidence(out, f.evidence);
-    for (const auto& fix : f.fixes) {
-      out << "    fix " << static_cast<int>(fix.safety) << " " << fix.description << "\n";
-      for (const auto& e : fix.edits) out << "      edit " << range_text(e.range) << " " << e.replacement << "\n";
-    }
-  }
-  for (const auto& e : r.syntax_errors) out << "syntax " << range_text(e.range) << " " << e.message << "\n";
-  for (const auto& u : r.unused_suppressions) out << "unused " << range_text(u.comment) << " " << u.code << "\n";
-  for (const auto& s : r.silences) {
-    out << "silence " << s.code << " " << range_text(s.range) << " " << s.reason << "\n";
-    render_evidence(out, s.evidence);
-  }
-  return out.str();
-}
+using testing::render;
 
 inline bool inside(const analysis::ByteRange& r, std::size_t text_size) {
   return r.begin <= r.end && r.end <= text_size;
