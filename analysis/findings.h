@@ -69,4 +69,15 @@ struct Silence {
   std::vector<EvidenceStep> evidence;  // what showed it: the base class, the binding, the call
 };
 
+// A file-wide fact some findings depend on without naming it: the CUDA evidence TG004 cites,
+// the framework that keeps TG012 quiet, TG008's first unseeded draw. The engine collects
+// them so the incremental check can tell whether an edit changed one (rules/incremental.h).
+// `range` is where the fact was read (empty for a fact with no single place).
+struct ContextFact {
+  std::string what;
+  ByteRange range;
+  bool placed = true;  // false: a fact of the whole file, with no range
+  friend bool operator==(const ContextFact&, const ContextFact&) = default;
+};
+
 }  // namespace preflight::analysis

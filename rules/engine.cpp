@@ -16,10 +16,6 @@ using namespace preflight::analysis;
 
 namespace {
 
-// Deeper trees are refused: the analysis recurses over the syntax tree, and no real training
-// script nests anywhere near this deep.
-constexpr uint32_t kMaxDepth = 400;
-
 // Returns the byte offset of the first invalid UTF-8 sequence or NUL byte, or npos.
 size_t first_invalid_byte(std::string_view text) {
   size_t i = 0;
@@ -103,8 +99,20 @@ void refuse_as_too_complex(CheckResult& result, std::string reason) {
 
 // The facts, one traversal feeding reachability and every enabled rule, then each rule's
 // findings with suppressions applied. Polls `interrupt` between units.
+// The module model's file-wide answers, which findings anywhere may rest on.
+void model_context(const ModuleModel& model, std::vector<ContextFact>& out) {
+  out.push_back({std::string("model: touches torch ") + (model.touches_torch() ? "yes" : "no") +
+                     ", may be torch code " + (model.may_be_torch_code() ? "yes" : "no") + ", imports torch " +
+                     (model.has_torch_import() ? "yes" : "no") + " as `" + model.torch_alias() + "`",
+                 {},
+                 false});
+  uint32_t at = model.import_insertion_offset();
+  out.push_back({"model: imports go here", {at, at}});
+}
+
 void analyze(std::string_view text, TSNode root, const CheckOptions& options, const LineIndex& lines,
-             Suppressions& suppressions, const Interrupt* interrupt, CheckResult& result) {
+             Suppressions& suppressions, const Interrupt* interrupt, CheckResult& result,
+             std::vector<ContextFact>* context) {
   ModuleModel model(root, text);
   Provenance provenance(model, interrupt);
   Reachability reachability(model, provenance);
@@ -123,11 +131,12 @@ void analyze(std::string_view text, TSNode root, const CheckOptions& options, co
     if (interrupt) interrupt->poll();
     check->finish(found);
   }
+  if (context) {
+    model_context(model, *context);
+    for (auto& check : checks) check->context(*context);
+  }
   for (auto& check : checks)
     std::move(check->silences.begin(), check->silences.end(), std::back_inserter(result.silences));
-  std::stable_sort(result.silences.begin(), result.silences.end(), [](const Silence& a, const Silence& b) {
-    return a.range.begin != b.range.begin ? a.range.begin < b.range.begin : a.code < b.code;
-  });
   for (Finding& f : found)
     if (!suppressions.suppresses(f, lines)) result.findings.push_back(std::move(f));
   auto ran = [&](const std::string& code) {
@@ -135,6 +144,15 @@ void analyze(std::string_view text, TSNode root, const CheckOptions& options, co
     return rule && enabled(*rule, options);
   };
   for (auto& u : suppressions.unused(ran)) result.unused_suppressions.push_back({u.comment, u.code});
+  sort_result(result);
+}
+
+}  // namespace
+
+void sort_result(CheckResult& result) {
+  std::stable_sort(result.silences.begin(), result.silences.end(), [](const Silence& a, const Silence& b) {
+    return a.range.begin != b.range.begin ? a.range.begin < b.range.begin : a.code < b.code;
+  });
   std::sort(result.unused_suppressions.begin(), result.unused_suppressions.end(),
             [](const UnusedSuppression& a, const UnusedSuppression& b) {
               return a.comment.begin != b.comment.begin ? a.comment.begin < b.comment.begin : a.code < b.code;
@@ -142,12 +160,14 @@ void analyze(std::string_view text, TSNode root, const CheckOptions& options, co
   std::stable_sort(result.findings.begin(), result.findings.end(), finding_order);
 }
 
-}  // namespace
-
 CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const CheckOptions& options,
-                         const Interrupt* interrupt) {
+                         const Interrupt* interrupt, std::vector<ContextFact>* context) {
+  return check_parsed_root(text, tree.root(), options, interrupt, context);
+}
+
+CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOptions& options,
+                              const Interrupt* interrupt, std::vector<ContextFact>* context) {
   CheckResult result;
-  TSNode root = tree.root();
   LineIndex lines(text);
   Suppressions suppressions = scan_suppressions(root, text, lines);
   if (suppressions.skip_file) {
@@ -166,7 +186,7 @@ CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const Ch
     return result;
   }
   try {
-    analyze(text, root, options, lines, suppressions, interrupt, result);
+    analyze(text, root, options, lines, suppressions, interrupt, result, context);
   } catch (const AnalysisInterrupted& stop) {
     if (stop.reason == InterruptReason::Cancelled) throw;
     refuse_as_too_complex(result, "too complex to analyze: the analysis ran past its time budget" +

@@ -15,6 +15,10 @@
 
 namespace preflight::rules {
 
+// Deeper trees are refused: the analysis recurses over the syntax tree, and no real training
+// script nests anywhere near this deep.
+inline constexpr uint32_t kMaxDepth = 400;
+
 struct CheckOptions {
   // Codes to run; empty means every registered rule. `ignore` wins over `select`.
   std::set<std::string> select;
@@ -73,8 +77,20 @@ CheckResult check_source_interruptible(std::string_view text, const CheckOptions
 // `tree` a parse of parse_view(text), fresh or incrementally reparsed.
 // `interrupt`, when given, is polled between units: running out of time gives a TooComplex
 // result; a cancellation propagates as analysis::AnalysisInterrupted to the caller.
+// `context`, when given, receives the file-wide facts the findings rest on (the module
+// model's answers and each enabled rule's, rules/rule.h), in a deterministic order.
 CheckResult check_parsed(std::string_view text, const analysis::SyntaxTree& tree,
-                         const CheckOptions& options, const analysis::Interrupt* interrupt = nullptr);
+                         const CheckOptions& options, const analysis::Interrupt* interrupt = nullptr,
+                         std::vector<analysis::ContextFact>* context = nullptr);
+// The same over `root`, whose nodes cover bytes of `text` (rules/incremental.cpp parses a
+// slice of the text with the rest blanked: the same bytes at the same offsets).
+CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOptions& options,
+                              const analysis::Interrupt* interrupt,
+                              std::vector<analysis::ContextFact>* context);
+
+// Sorts findings by (start, code, end), silences by (start, code) and unused suppressions by
+// (comment, code), as check_source returns them; stable, so equal keys keep their order.
+void sort_result(CheckResult& result);
 
 // Why `text` is not analysed (invalid UTF-8, a NUL byte), or nullopt when it is text.
 std::optional<std::string> not_text_reason(std::string_view text);

@@ -1,6 +1,9 @@
 #include "rules/incremental.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 namespace preflight::rules {
@@ -31,12 +34,107 @@ std::string parse_view_of_span(std::string_view text, size_t begin, size_t end) 
   return out;
 }
 
-size_t top_level_statement_count(TSNode root) { return ts_node_named_child_count(root); }
+// Where the bytes of the previous text are in the current one: [0, prefix) did not move, the
+// bytes from `old_suffix` on moved by `delta`, and whatever lies between was replaced.
+struct TextShift {
+  uint32_t prefix = 0;
+  uint32_t old_suffix = 0;
+  int64_t delta = 0;
+
+  // `r` of the previous text in the current one, or nullopt when the edit overlaps it.
+  std::optional<ByteRange> map(ByteRange r) const {
+    if (r.end <= prefix) return r;
+    if (r.begin >= old_suffix) return ByteRange{static_cast<uint32_t>(r.begin + delta), static_cast<uint32_t>(r.end + delta)};
+    return std::nullopt;
+  }
+  // The range of the previous text that `r` of the current one was, if it is untouched.
+  std::optional<ByteRange> unmap(ByteRange r) const {
+    if (r.end <= prefix) return r;
+    if (r.begin >= old_suffix + delta) return ByteRange{static_cast<uint32_t>(r.begin - delta), static_cast<uint32_t>(r.end - delta)};
+    return std::nullopt;
+  }
+};
+
+TextShift text_shift(std::string_view before, std::string_view after) {
+  size_t limit = std::min(before.size(), after.size());
+  size_t prefix = std::mismatch(before.begin(), before.begin() + limit, after.begin()).first - before.begin();
+  size_t suffix = 0;
+  while (suffix < limit - prefix && before[before.size() - 1 - suffix] == after[after.size() - 1 - suffix]) ++suffix;
+  return {static_cast<uint32_t>(prefix), static_cast<uint32_t>(before.size() - suffix),
+          static_cast<int64_t>(after.size()) - static_cast<int64_t>(before.size())};
+}
+
+// Index of the unit whose range is exactly `r`, or -1 (units sorted, disjoint).
+int unit_with_range(const std::vector<UnitFacts>& units, ByteRange r) {
+  auto it = std::lower_bound(units.begin(), units.end(), r.begin,
+                             [](const UnitFacts& u, uint32_t b) { return u.range.begin < b; });
+  return it != units.end() && it->range == r ? static_cast<int>(it - units.begin()) : -1;
+}
+
+// Index of the unit holding byte `offset` (a range's start; an empty range at a unit's end
+// belongs to it), or -1.
+int unit_holding(const std::vector<UnitFacts>& units, uint32_t offset) {
+  auto it = std::upper_bound(units.begin(), units.end(), offset,
+                             [](uint32_t o, const UnitFacts& u) { return o < u.range.begin; });
+  if (it == units.begin()) return -1;
+  --it;
+  return offset <= it->range.end ? static_cast<int>(it - units.begin()) : -1;
+}
+
+// Moves every offset of a cached finding, silence or unused suppression; false when the edit
+// overlaps one of them (the cached item cannot be trusted).
+struct Mover {
+  const TextShift& shift;
+  bool ok = true;
+  void move(ByteRange& r) {
+    if (auto m = shift.map(r)) r = *m;
+    else ok = false;
+  }
+  void move(std::vector<EvidenceStep>& steps) {
+    for (EvidenceStep& s : steps) move(s.range);
+  }
+  void move(Finding& f) {
+    move(f.range);
+    move(f.evidence);
+    for (Fix& fix : f.fixes)
+      for (TextEdit& e : fix.edits) move(e.range);
+  }
+  void move(Silence& s) {
+    move(s.range);
+    move(s.evidence);
+  }
+  void move(UnusedSuppression& u) { move(u.comment); }
+};
+
+bool context_order(const ContextFact& a, const ContextFact& b) {
+  if (a.what != b.what) return a.what < b.what;
+  if (a.range.begin != b.range.begin) return a.range.begin < b.range.begin;
+  return a.range.end < b.range.end;
+}
+
+// The text the slice is parsed from: `text` with every byte outside the kept units blanked
+// (line breaks stay, so offsets, lines and the indentation of what is kept do not move).
+std::string blank_outside(std::string_view text, const std::vector<UnitFacts>& units, const std::vector<char>& keep) {
+  std::string out(text);
+  size_t from = 0;
+  auto blank = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      if (out[i] != '\n' && out[i] != '\r') out[i] = ' ';
+  };
+  for (size_t u = 0; u < units.size(); ++u) {
+    if (!keep[u]) continue;
+    blank(from, units[u].range.begin);
+    from = units[u].range.end;
+  }
+  blank(from, out.size());
+  return out;
+}
 
 }  // namespace
 
-DocumentAnalysis::DocumentAnalysis(std::string text)
-    : text_(std::move(text)), parsed_(parse_view(text_)), tree_(SyntaxTree::parse(parsed_)) {}
+DocumentAnalysis::DocumentAnalysis(std::string text, double max_slice_share)
+    : text_(std::move(text)), parsed_(parse_view(text_)), tree_(SyntaxTree::parse(parsed_)),
+      max_slice_share_(max_slice_share) {}
 
 void DocumentAnalysis::edit(size_t begin, size_t end, std::string_view replacement) {
   if (begin > end || end > text_.size()) throw std::out_of_range("edit span outside the document");
@@ -74,24 +172,223 @@ std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
                                                    const std::function<bool()>& cancelled,
                                                    const std::function<bool()>& out_of_time,
                                                    const std::string& budget) {
-  stats_ = Stats{top_level_statement_count(tree_.root()), 0, tree_from_edit_};
-  if (cache_ && cache_->text == text_ && cache_->options == options)
-    return cache_->result;
+  stats_ = Stats{0, 0, false, "", tree_from_edit_};
+  if (previous_ && previous_->text == text_ && previous_->options == options) {
+    stats_.units = previous_->units.size();
+    return previous_->result;
+  }
   if (cancelled && cancelled()) return std::nullopt;
-  CheckResult result;
+  Previous next{text_, options, {}, {}, {}};
   if (auto reason = not_text_reason(text_)) {
-    result.status = FileStatus::NotText;
-    result.status_reason = std::move(*reason);
+    next.result.status = FileStatus::NotText;
+    next.result.status_reason = std::move(*reason);
   } else {
     Interrupt interrupt(out_of_time, budget, cancelled);
     try {
-      result = check_parsed(text_, tree_, options, &interrupt);
+      std::optional<CheckResult> sliced = check_slice(options, interrupt, next.units, next.context);
+      if (sliced) {
+        next.result = std::move(*sliced);
+      } else {
+        next.context.clear();
+        next.result = check_parsed(text_, tree_, options, &interrupt, &next.context);
+        stats_.reanalysed = std::max<size_t>(next.units.size(), 1);
+      }
     } catch (const AnalysisInterrupted&) {  // only a cancellation leaves check_parsed
       return std::nullopt;
     }
-    stats_.reanalysed = stats_.units;
+    stats_.units = next.units.size();
+    if (next.result.status != FileStatus::Analyzed || !next.result.syntax_errors.empty()) next.units.clear();
   }
-  cache_ = CachedResult{text_, options, result};
+  previous_ = std::move(next);
+  return previous_->result;
+}
+
+// The units of the current text and what the last check knew of them.
+struct DocumentAnalysis::Slicing {
+  const std::string& text;
+  const Previous* previous;  // null: nothing to reuse
+  TextShift shift;
+  std::vector<UnitFacts>& units;
+  std::vector<int> was;      // per unit: its index in previous->units when clean, else -1
+  std::vector<char> in_slice;
+
+  // Units of the current tree: clean ones keep their facts, the rest are read afresh.
+  void read_units(TSNode root) {
+    std::vector<ByteRange> ranges = unit_ranges(root);
+    was.assign(ranges.size(), -1);
+    std::vector<bool> wanted(ranges.size(), true);
+    for (size_t u = 0; u < ranges.size() && previous; ++u)
+      if (auto before = shift.unmap(ranges[u])) {
+        was[u] = unit_with_range(previous->units, *before);
+        wanted[u] = was[u] < 0;
+      }
+    units = unit_facts(root, ranges, wanted, text);
+    for (size_t u = 0; u < ranges.size(); ++u)
+      if (was[u] >= 0) {
+        units[u] = previous->units[was[u]];
+        units[u].range = ranges[u];
+      }
+  }
+
+  // Steps 2 and 3 of the header comment. False when the slice cannot be formed.
+  bool choose_slice(std::string& why_not) {
+    UnitFacts changed;  // what dirty and removed units define, and units that read them
+    std::vector<char> matched(previous->units.size(), 0);
+    in_slice.assign(units.size(), 0);
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (was[u] >= 0) matched[was[u]] = 1;
+      else add_defines(changed, units[u]), in_slice[u] = 1;
+    }
+    for (size_t p = 0; p < matched.size(); ++p)
+      if (!matched[p]) add_defines(changed, previous->units[p]);
+    for (bool grew = true; grew;) {  // readers of what changed, transitively
+      grew = false;
+      for (size_t u = 0; u < units.size(); ++u)
+        if (!in_slice[u] && reads(units[u], changed)) {
+          in_slice[u] = 1;
+          grew = true;
+          add_defines(changed, units[u]);
+        }
+    }
+    for (size_t u = 0; u < units.size(); ++u)
+      if (units[u].pinned) in_slice[u] = 1;
+    for (const ContextFact& fact : previous->context) {
+      if (!fact.placed) continue;
+      std::optional<ByteRange> now = shift.map(fact.range);
+      if (!now) {  // the edit touched a fact's site: the slice would decide it
+        why_not = "the edit touched the site of a context fact (" + fact.what + ")";
+        return false;
+      }
+      int u = unit_holding(units, now->begin);
+      if (u >= 0) in_slice[u] = 1;
+    }
+    close_over_reads();
+    return true;
+  }
+
+  // Merges what `unit` defines into `into` (kept sorted).
+  static void add_defines(UnitFacts& into, const UnitFacts& unit) {
+    auto merge = [](std::vector<std::string>& to, const std::vector<std::string>& from) {
+      to.insert(to.end(), from.begin(), from.end());
+      std::sort(to.begin(), to.end());
+      to.erase(std::unique(to.begin(), to.end()), to.end());
+    };
+    merge(into.defines, unit.defines);
+    merge(into.attributes, unit.attributes);
+  }
+
+  // Adds what the slice reads (transitively), and for module code every module-level unit
+  // before it.
+  void close_over_reads() {
+    std::unordered_map<std::string_view, std::vector<int>> definers, keepers;
+    for (size_t u = 0; u < units.size(); ++u) {
+      for (const std::string& name : units[u].defines) definers[name].push_back(static_cast<int>(u));
+      for (const std::string& name : units[u].attributes) keepers[name].push_back(static_cast<int>(u));
+    }
+    std::vector<int> work;
+    for (size_t u = 0; u < units.size(); ++u)
+      if (in_slice[u]) work.push_back(static_cast<int>(u));
+    size_t module_code_upto = 0;  // units before this index that are module code are in
+    auto add = [&](int u) {
+      if (!in_slice[u]) {
+        in_slice[u] = 1;
+        work.push_back(u);
+      }
+    };
+    while (!work.empty()) {
+      int u = work.back();
+      work.pop_back();
+      for (const std::string& name : units[u].uses)
+        if (auto it = definers.find(name); it != definers.end())
+          for (int d : it->second) add(d);
+      for (const std::string& name : units[u].attribute_uses)
+        if (auto it = keepers.find(name); it != keepers.end())
+          for (int d : it->second) add(d);
+      if (units[u].module_code)
+        for (; module_code_upto < static_cast<size_t>(u); ++module_code_upto)
+          if (units[module_code_upto].module_code) add(static_cast<int>(module_code_upto));
+    }
+  }
+
+  size_t slice_size() const { return static_cast<size_t>(std::count(in_slice.begin(), in_slice.end(), 1)); }
+  size_t slice_bytes() const {
+    size_t bytes = 0;
+    for (size_t u = 0; u < units.size(); ++u)
+      if (in_slice[u]) bytes += units[u].range.end - units[u].range.begin;
+    return bytes;
+  }
+
+  // The previous result's items outside the slice, moved into `out`. False when one of them
+  // cannot be placed or moved.
+  template <typename T, typename Start>
+  bool reuse(const std::vector<T>& items, std::vector<T>& out, Start start) const {
+    std::vector<int> now(previous->units.size(), -1);
+    for (size_t u = 0; u < units.size(); ++u)
+      if (was[u] >= 0) now[was[u]] = static_cast<int>(u);
+    for (const T& item : items) {
+      int p = unit_holding(previous->units, start(item));
+      if (p < 0) return false;
+      int u = now[p];
+      if (u >= 0 && in_slice[u]) continue;  // the slice found it again (or not)
+      if (u < 0) continue;                  // its unit was edited or removed
+      T moved = item;
+      Mover mover{shift};
+      mover.move(moved);
+      if (!mover.ok) return false;
+      out.push_back(std::move(moved));
+    }
+    return true;
+  }
+};
+
+std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& options, const Interrupt& interrupt,
+                                                         std::vector<UnitFacts>& units,
+                                                         std::vector<ContextFact>& context) {
+  auto whole_file = [&](std::string why) -> std::optional<CheckResult> {
+    stats_.whole_file_because = std::move(why);
+    return std::nullopt;
+  };
+  TSNode root = tree_.root();
+  if (ts_node_has_error(root)) return whole_file("the text has syntax errors");
+  const Previous* previous = previous_ && !previous_->units.empty() ? &*previous_ : nullptr;
+  Slicing slicing{text_, previous, previous ? text_shift(previous->text, text_) : TextShift{}, units, {}, {}};
+  slicing.read_units(root);
+  if (!previous) return whole_file("nothing to reuse");
+  if (previous->options != options) return whole_file("the options changed");
+  if (!options.target_gpu.empty()) return whole_file("TG010 projects the whole file");
+  size_t nodes = 1;
+  uint32_t depth = 0;
+  for (const UnitFacts& u : units) nodes += u.nodes, depth = std::max(depth, u.depth);
+  if (nodes > options.max_nodes || depth > kMaxDepth) return whole_file("over a size guard");
+  if (std::string why; !slicing.choose_slice(why)) return whole_file(why);
+  if (static_cast<double>(slicing.slice_bytes()) > max_slice_share_ * text_.size())
+    return whole_file("the edit reaches most of the file");
+
+  SyntaxTree slice_tree = SyntaxTree::parse(parse_view(blank_outside(text_, units, slicing.in_slice)));
+  if (ts_node_has_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
+  CheckResult result = check_parsed_root(text_, slice_tree.root(), options, &interrupt, &context);
+  if (result.status != FileStatus::Analyzed || !result.syntax_errors.empty()) return whole_file("the slice was not analysed");
+
+  std::vector<ContextFact> expected;
+  for (const ContextFact& fact : previous->context) {
+    ContextFact moved = fact;
+    if (fact.placed) moved.range = *slicing.shift.map(fact.range);  // mappable: choose_slice checked
+    expected.push_back(std::move(moved));
+  }
+  std::vector<ContextFact> found = context;
+  std::sort(expected.begin(), expected.end(), context_order);
+  std::sort(found.begin(), found.end(), context_order);
+  if (expected != found) return whole_file("the edit changed a file-wide fact");
+
+  const CheckResult& before = previous->result;
+  if (!slicing.reuse(before.findings, result.findings, [](const Finding& f) { return f.range.begin; }) ||
+      !slicing.reuse(before.silences, result.silences, [](const Silence& s) { return s.range.begin; }) ||
+      !slicing.reuse(before.unused_suppressions, result.unused_suppressions,
+                     [](const UnusedSuppression& u) { return u.comment.begin; }))
+    return whole_file("a reused result overlaps the edit");
+  sort_result(result);
+  stats_.reanalysed = slicing.slice_size();
+  stats_.sliced = true;
   return result;
 }
 

@@ -3,9 +3,26 @@
 // The document keeps its text, the text tree-sitter parses (parse_view: lone \r -> \n, same
 // offsets) and the tree. An edit is applied to both texts, recorded with ts_tree_edit and
 // reparsed against the old tree (SyntaxTree::edit_and_reparse), so unchanged subtrees are
-// reused. check() is byte-for-byte check_source(text(), options): the same pipeline
-// (check_parsed) runs over the kept tree, and the last result is reused while neither the
-// text nor the options changed.
+// reused. check() is byte-for-byte check_source(text(), options).
+//
+// Per-unit reuse (analysis/units.h). After an edit, check() re-analyses only a slice of the
+// file and takes every other unit's findings, silences and unused suppressions from the last
+// result, moved by the edit's length:
+//   1. dirty: the units whose bytes the edit touched (text diff of the last and current text;
+//      a unit is clean only when the same range, shifted, was a unit before);
+//   2. affected: dirty units plus every unit that reads, transitively, a name a dirty or
+//      removed unit defines (its findings may change);
+//   3. the slice: the affected units, the units holding the last check's context facts and
+//      those that feed file-wide facts (imports, `.backward()` calls), closed under "reads"
+//      (so every unit in it is analysed with everything it names) and, for module code,
+//      under "comes after" (module-level statements run in order);
+//   4. the slice is parsed on its own, every other byte blanked (same offsets, same lines),
+//      and checked by the same pipeline over the full text;
+//   5. the slice's context facts must equal the last ones, moved by the edit: otherwise the
+//      edit changed a file-wide fact and the whole file is checked.
+// Anything unusual (syntax errors, a TG010 target, a status other than Analyzed, a slice that
+// does not parse cleanly, a cached range the edit overlaps, a slice over half the file) takes
+// the whole-file path. The differential test holds both paths to check_source.
 #pragma once
 
 #include <cstddef>
@@ -16,13 +33,17 @@
 #include <vector>
 
 #include "analysis/syntax.h"
+#include "analysis/units.h"
 #include "rules/engine.h"
 
 namespace preflight::rules {
 
 class DocumentAnalysis {  // one open document; used by one thread at a time
  public:
-  explicit DocumentAnalysis(std::string text);
+  // `max_slice_share`: the largest part of the text (in bytes) a slice may cover before the
+  // whole file is checked instead; tests raise it to 1 so that small files take the slice
+  // path too.
+  explicit DocumentAnalysis(std::string text, double max_slice_share = 0.5);
 
   // Replace bytes [begin, end) of the current text by `replacement`; offsets are into the
   // current text (the server converts LSP positions to bytes). Builds the TSInputEdit (bytes
@@ -41,24 +62,35 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
                                    const std::string& budget = {});
 
   struct Stats {
-    size_t units = 0;        // top-level analysis units of the text checked
+    size_t units = 0;        // analysis units of the text checked (analysis/units.h)
     size_t reanalysed = 0;   // units whose results were computed, not reused
+    bool sliced = false;     // only a slice was analysed; the rest was reused
+    std::string whole_file_because;  // when not sliced after an edit: why
     bool incremental_parse = false;  // the tree came from reparsing an edited tree
   };
   const Stats& last_stats() const;  // of the last check()
 
  private:
-  struct CachedResult {
+  // The last check: its text and result, the facts of its units (in order) and the context
+  // facts its findings rest on. `units` is empty when that text could not be sliced.
+  struct Previous {
     std::string text;
     CheckOptions options;
     CheckResult result;
+    std::vector<analysis::UnitFacts> units;
+    std::vector<analysis::ContextFact> context;
   };
+  struct Slicing;
+  std::optional<CheckResult> check_slice(const CheckOptions& options, const analysis::Interrupt& interrupt,
+                                         std::vector<analysis::UnitFacts>& units,
+                                         std::vector<analysis::ContextFact>& context);
 
   std::string text_;
   std::string parsed_;  // parse_view(text_): what the tree was parsed from
   analysis::SyntaxTree tree_;
   bool tree_from_edit_ = false;  // reparsed incrementally since the last from-scratch parse
-  std::optional<CachedResult> cache_;
+  std::optional<Previous> previous_;
+  double max_slice_share_;
   Stats stats_;
 };
 

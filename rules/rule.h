@@ -35,7 +35,16 @@ class RuleCheck : public analysis::Visitor {
   // or the deciding part cannot be seen); collected by the engine after `finish`.
   std::vector<analysis::Silence> silences;
 
+  // The file-wide facts this rule's findings rest on beyond what names connect (a unit's
+  // findings are re-used after an edit only while these stay the same). A rule whose
+  // findings read only their own unit and what it names reports none.
+  virtual void context(std::vector<analysis::ContextFact>& /*out*/) const {}
+
  protected:
+  static void note_context(std::vector<analysis::ContextFact>& out, std::string what, TSNode at) {
+    if (!analysis::is_null(at)) out.push_back({std::move(what), analysis::range_of(at)});
+  }
+
   void stay_silent(std::string_view code, TSNode anchor, std::string reason,
                    std::vector<analysis::EvidenceStep> evidence = {}) {
     silences.push_back({std::string(code), analysis::range_of(anchor), std::move(reason),

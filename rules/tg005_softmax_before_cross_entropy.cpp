@@ -68,6 +68,12 @@ struct Checker final : RuleCheck {
     check_input(loss, unparenthesize(input), st.scope);
   }
 
+  // A softmax layer is judged against the first loss of the file, wherever it is.
+  void context(std::vector<ContextFact>& out) const override {
+    note_context(out, "TG005 cross-entropy", ce_use);
+    note_context(out, "TG005 NLL", nll_use);
+  }
+
   void finish(std::vector<Finding>& sink) override {
     for (TSNode head : layer_heads) report_layer(head);
     for (Finding& f : out) sink.push_back(std::move(f));

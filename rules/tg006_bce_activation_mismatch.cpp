@@ -77,6 +77,12 @@ struct Checker final : RuleCheck {
     check_input(loss, unparenthesize(input), st.scope);
   }
 
+  void context(std::vector<ContextFact>& out) const override {
+    note_context(out, "TG006 with-logits loss", logits_use);
+    if (TSNode module = squashing_module(); !is_null(module))
+      note_context(out, "TG006 squashing module", field(module, k.f_name));
+  }
+
   void finish(std::vector<Finding>& sink) override {
     if (!is_null(logits_use))
       for (TSNode head : layer_heads) out.push_back(layer_finding(head));
@@ -215,10 +221,13 @@ struct Checker final : RuleCheck {
     return true;
   }
 
-  bool file_module_squashes() const {
+  bool file_module_squashes() const { return !is_null(squashing_module()); }
+
+  // The first nn.Module subclass of the file whose forward squashes its output, if any.
+  TSNode squashing_module() const {
     for (const ClassInfo& c : ctx.model.classes())
-      if (c.is_module && subtree_squashes(c.node)) return true;
-    return false;
+      if (c.is_module && subtree_squashes(c.node)) return c.node;
+    return TSNode{};
   }
 
   // A helper defined once in this file (`helper(x)`, `self.predict(x)`), or -1.

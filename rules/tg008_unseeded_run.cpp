@@ -59,6 +59,7 @@ struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
   bool trains = false;
+  TSNode first_backward{};  // the call that makes `trains` true
   TSNode lightning{};  // the import or LightningModule that makes this a Lightning file
   TSNode seeds_everything{};
   std::array<TSNode, kGenCount> first_draw{}, seeded{};
@@ -104,7 +105,10 @@ struct Checker final : RuleCheck {
     TSNode callee = field(call, k.f_function);
     std::string_view leaf = callee_leaf(call, ctx.source);
     if (leaf.empty()) return;
-    if (leaf == "backward" && is(callee, k.attribute)) trains = true;
+    if (leaf == "backward" && is(callee, k.attribute) && !trains) {
+      trains = true;
+      first_backward = call;
+    }
     auto q = ctx.model.qualified_name(callee);
     if (in(kSeedEverything, leaf) && !(is(callee, k.identifier) && ctx.model.functions_named(leaf))) {
       if (is_null(seeds_everything)) seeds_everything = call;
@@ -175,6 +179,18 @@ struct Checker final : RuleCheck {
       if (!ctor || ts_node_named_child_count(args) > 0) return false;
     }
     return true;
+  }
+
+  // TG008 judges the whole file at once: every input of `finish` is context.
+  void context(std::vector<ContextFact>& out) const override {
+    note_context(out, "TG008 trains", first_backward);
+    note_context(out, "TG008 lightning", lightning);
+    note_context(out, "TG008 seeds everything", seeds_everything);
+    note_context(out, "TG008 CUDA seed", cuda_seed);
+    for (int g = 0; g < kGenCount; ++g) {
+      note_context(out, "TG008 draw " + std::to_string(g), first_draw[g]);
+      note_context(out, "TG008 seeded " + std::to_string(g), seeded[g]);
+    }
   }
 
   void finish(std::vector<Finding>& out) override {

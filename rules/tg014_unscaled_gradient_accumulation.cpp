@@ -61,6 +61,7 @@ struct Checker final : RuleCheck {
   const Kinds& k = kinds();
   std::vector<Finding> out;
   mutable std::optional<std::set<std::string>> rescaler_aliases;
+  mutable std::vector<TSNode> alias_sites;  // the assignments that define them
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
   void finish(std::vector<Finding>& sink) override {
@@ -278,9 +279,17 @@ struct Checker final : RuleCheck {
     return *rescaler_aliases;
   }
 
+  void context(std::vector<ContextFact>& out) const override {
+    aliases();
+    for (TSNode site : alias_sites) note_context(out, "TG014 rescaler alias", site);
+  }
+
   void collect_aliases(TSNode n) const {
     if (is(n, k.assignment) && mentions_scale_grad(field(n, k.f_right)))
-      if (auto d = dotted_name(field(n, k.f_left), ctx.source)) rescaler_aliases->insert(*d);
+      if (auto d = dotted_name(field(n, k.f_left), ctx.source)) {
+        rescaler_aliases->insert(*d);
+        alias_sites.push_back(n);
+      }
     for_each_named_child(n, [&](TSNode c) { collect_aliases(c); });
   }
 

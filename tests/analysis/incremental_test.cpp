@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -114,16 +117,53 @@ Edit random_edit(const std::string& text, std::mt19937& rng) {
   }
 }
 
+// An edit that usually keeps the file parseable, as typing in a body mostly does: a letter of
+// a name changed, a statement line added to or removed from an indented block, a top-level
+// function deleted. These are the edits the slice path serves.
+const std::vector<std::string> kStatements = {
+    "loss.backward()", "total += loss", "x = model(x)", "torch.manual_seed(0)", "model.eval()",
+    "optimizer.zero_grad()", "print(loss.item())", "losses.append(loss)", "model.train()",
+    "device = 'cuda'", "loader = DataLoader(ds, batch_size=8)", "with torch.no_grad():\n            pass"};
+
+Edit code_edit(const std::string& text, std::mt19937& rng) {
+  auto pick = [&](size_t n) { return n == 0 ? size_t{0} : std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+  auto is_letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  size_t at = pick(text.size() + 1);
+  switch (pick(4)) {
+    case 0: {  // a letter of a name
+      for (size_t i = at; i < text.size(); ++i)
+        if (is_letter(text[i]) && i > 0 && is_letter(text[i - 1])) return {i, i + 1, text[i] == 'q' ? "w" : "q"};
+      return {at, at, ""};
+    }
+    case 1: case 2: {  // a statement line at the start of an indented line, same indentation
+      size_t line = text.find("\n    ", at);
+      if (line == std::string::npos) line = text.find("\n    ");
+      if (line == std::string::npos) return {at, at, ""};
+      size_t indent_end = text.find_first_not_of(' ', line + 1);
+      if (indent_end == std::string::npos) return {at, at, ""};
+      std::string indent = text.substr(line + 1, indent_end - line - 1);
+      if (pick(3) == 0) {  // remove that line instead
+        size_t end = text.find('\n', line + 1);
+        return {line + 1, end == std::string::npos ? text.size() : end + 1, ""};
+      }
+      return {line + 1, line + 1, indent + kStatements[pick(kStatements.size())] + "\n"};
+    }
+    default:
+      return random_edit(text, rng);  // any edit: deletions of whole functions, imports, snippets
+  }
+}
+
 // --- the differential test ----------------------------------------------------------------
 
 TEST(Incremental, RandomEditSequencesMatchFromScratchOnEveryFixture) {
   const CheckOptions all{};
-  size_t checked = 0;
+  size_t checked = 0, sliced = 0;
   for (const fs::path& path : corpus()) {
     std::string original = read_file(path);
     std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>{}(path.filename().string())));
     for (int sequence = 0; sequence < 4; ++sequence) {
-      DocumentAnalysis doc(original);
+      // Slices of any size, so that small fixtures exercise the reuse path too.
+      DocumentAnalysis doc(original, /*max_slice_share=*/1.0);
       expect_same_as_scratch(doc, all, path.string() + " before any edit");
       for (int step = 0; step < 6; ++step) {
         Edit e = random_edit(doc.text(), rng);
@@ -134,10 +174,79 @@ TEST(Incremental, RandomEditSequencesMatchFromScratchOnEveryFixture) {
                                    std::to_string(e.end) + ") <- '" + e.replacement + "'");
         if (::testing::Test::HasFatalFailure()) return;
         ++checked;
+        if (doc.last_stats().sliced) ++sliced;
       }
     }
   }
   EXPECT_GT(checked, 10000u);  // about 2,000 seeded sequences of 6 edits
+  EXPECT_GT(sliced, checked / 5) << "of " << checked << " checks, " << sliced << " reused units";
+  std::printf("%zu of %zu checks after an edit analysed a slice and reused the rest\n", sliced, checked);
+}
+
+// Edits of code that stays parseable, over documents of several fixtures joined (larger
+// files, many units, so most edits take the slice path with the default share).
+std::map<std::string, size_t> whole_file_reasons;
+
+size_t code_edit_sequences(const std::vector<std::string>& documents, int sequences, int steps, double share,
+                           size_t* sliced) {
+  const CheckOptions all{};
+  size_t checked = 0;
+  for (size_t d = 0; d < documents.size(); ++d) {
+    std::mt19937 rng(static_cast<uint32_t>(d * 7919 + 17));
+    for (int sequence = 0; sequence < sequences; ++sequence) {
+      DocumentAnalysis doc(documents[d], share);
+      expect_same_as_scratch(doc, all, "document " + std::to_string(d) + " before any edit");
+      for (int step = 0; step < steps; ++step) {
+        Edit e = code_edit(doc.text(), rng);
+        doc.edit(e.begin, e.end, e.replacement);
+        expect_same_as_scratch(doc, all,
+                               "document " + std::to_string(d) + " sequence " + std::to_string(sequence) +
+                                   " step " + std::to_string(step) + " edit [" + std::to_string(e.begin) + "," +
+                                   std::to_string(e.end) + ") <- '" + e.replacement + "'");
+        if (::testing::Test::HasFatalFailure()) return checked;
+        ++checked;
+        if (doc.last_stats().sliced) ++*sliced;
+        else ++whole_file_reasons[doc.last_stats().whole_file_because.substr(0, 70)];
+      }
+    }
+  }
+  return checked;
+}
+
+TEST(Incremental, CodeEditsOfJoinedFixturesMatchFromScratch) {
+  std::vector<fs::path> files = corpus();
+  std::vector<std::string> documents;
+  for (size_t i = 0; i + 4 <= files.size(); i += 4) {  // four fixtures per document
+    std::string joined;
+    for (size_t j = i; j < i + 4; ++j) joined += read_file(files[j]) + "\n\n";
+    documents.push_back(std::move(joined));
+  }
+  size_t sliced = 0;
+  size_t checked = code_edit_sequences(documents, 3, 8, 0.5, &sliced);
+  EXPECT_GT(checked, 1000u);
+  // Joined fixtures are mostly module code and small connected functions, and a quarter of
+  // the edits break the syntax: about a fifth of the checks can reuse units.
+  EXPECT_GT(sliced, checked / 8) << "of " << checked << " checks, " << sliced << " reused units";
+  for (const auto& [why, n] : whole_file_reasons) std::printf("  whole file %zu times: %s\n", n, why.c_str());
+  std::printf("%zu of %zu checks after an edit analysed a slice and reused the rest\n", sliced, checked);
+}
+
+// The same over real code: PF_DIFFERENTIAL_CORPUS names a directory of Python files (a
+// checkout of real training repositories); skipped when unset, since CI has none.
+TEST(Incremental, CodeEditsOfARealCorpusMatchFromScratch) {
+  const char* dir = std::getenv("PF_DIFFERENTIAL_CORPUS");
+  if (!dir) GTEST_SKIP() << "set PF_DIFFERENTIAL_CORPUS to a directory of Python files";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> documents;
+  for (const fs::path& f : files) documents.push_back(read_file(f));
+  size_t sliced = 0;
+  whole_file_reasons.clear();
+  size_t checked = code_edit_sequences(documents, 1, 4, 0.5, &sliced);
+  std::printf("%zu of %zu checks after an edit analysed a slice and reused the rest\n", sliced, checked);
+  for (const auto& [why, n] : whole_file_reasons) std::printf("  whole file %zu times: %s\n", n, why.c_str());
 }
 
 TEST(Incremental, EditsAroundLoneCarriageReturnsKeepTheTreeOfTheParseView) {

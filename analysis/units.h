@@ -1,0 +1,59 @@
+// Analysis units and the names that connect them: what lets the language server re-analyse
+// only the part of a file an edit can reach (rules/incremental.h).
+//
+// A unit is a run of top-level statements that share a line (so a trailing `# noqa` stays
+// with its statement). Each unit records the names it mentions (`uses`: every identifier)
+// and the names through which other units can see it (`defines`):
+//   - module code (anything but a def or a class): every name it mentions, since a
+//     module-level statement may bind, rebind, mutate or consume any of them;
+//   - a def or a class: the name of every function and class it defines (at any depth: local
+//     calls resolve by name, `self.step()` to any method named `step`), names it declares
+//     `global`, and names it imports (the import table is file-wide);
+// and, in a separate namespace, the attributes it writes or reads through `self` (instance
+// state is keyed file-wide, and `obj.attr(...)` is resolved through any class's `self.attr`).
+// Unit A reads unit B when A uses a name B defines, or names an attribute (of any object)
+// that B keeps on `self`. Whatever can flow from one unit to
+// another without a name — the file-wide facts some rules collect (the file targets CUDA, a
+// framework is in use, the first unseeded draw) — is not modelled here: the engine reports
+// those as context facts and the incremental check compares them (rules/engine.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/findings.h"
+#include "analysis/syntax.h"
+
+namespace preflight::analysis {
+
+struct UnitFacts {
+  ByteRange range;                   // first statement's start to last statement's end
+  bool module_code = false;          // holds a statement that is not a def or a class
+  bool pinned = false;               // an import or a `.backward()` call: feeds file-wide facts
+  std::vector<std::string> defines;     // sorted, unique
+  std::vector<std::string> uses;        // sorted, unique: free names and `self.<name>`
+  std::vector<std::string> attributes;  // sorted, unique: `self.<name>` anywhere in the unit
+  std::vector<std::string> attribute_uses;  // sorted, unique: `<anything>.<name>`
+  size_t nodes = 0;                  // syntax nodes, named or not (the engine's size guard)
+  uint32_t depth = 0;                // deepest level below the module node (its depth guard)
+};
+
+// The units of a parsed module, in source order: the byte ranges of the groups of top-level
+// children (named or not) whose line spans touch.
+std::vector<ByteRange> unit_ranges(TSNode root);
+
+// The facts of the units `wanted` marks (units = unit_ranges(root)), in one pass over the
+// module's children; the other entries stay empty. `src` is the text.
+std::vector<UnitFacts> unit_facts(TSNode root, const std::vector<ByteRange>& units,
+                                  const std::vector<bool>& wanted, std::string_view src);
+
+// True when some name of `names` is in `sorted` (both sorted).
+bool shares_name(const std::vector<std::string>& names, const std::vector<std::string>& sorted);
+
+// True when `reader` may read something `writer` defines (the names or the attributes).
+bool reads(const UnitFacts& reader, const UnitFacts& writer);
+
+}  // namespace preflight::analysis
