@@ -164,6 +164,15 @@ SyntaxTree SyntaxTree::parse(std::string_view text) {
   return SyntaxTree(p, parse_text(p, nullptr, text));
 }
 
+SyntaxTree SyntaxTree::parse_ranges(std::string_view text, const std::vector<TSRange>& ranges) {
+  TSParser* p = new_parser();
+  if (!ts_parser_set_included_ranges(p, ranges.data(), static_cast<uint32_t>(ranges.size()))) {
+    ts_parser_delete(p);
+    throw std::invalid_argument("included ranges must be sorted and disjoint");
+  }
+  return SyntaxTree(p, parse_text(p, nullptr, text));
+}
+
 SyntaxTree::SyntaxTree(SyntaxTree&& o) noexcept
     : parser_(std::exchange(o.parser_, nullptr)), tree_(std::exchange(o.tree_, nullptr)) {}
 

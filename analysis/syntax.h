@@ -45,6 +45,9 @@ const Kinds& kinds();  // immutable table, initialised once (thread-safe)
 class SyntaxTree {
  public:
   static SyntaxTree parse(std::string_view text);
+  // Parses only `ranges` of `text` (sorted, disjoint; ts_parser_set_included_ranges): the
+  // nodes have the offsets and points of `text`, and the bytes between ranges are not read.
+  static SyntaxTree parse_ranges(std::string_view text, const std::vector<TSRange>& ranges);
 
   SyntaxTree(SyntaxTree&&) noexcept;
   SyntaxTree& operator=(SyntaxTree&&) noexcept;

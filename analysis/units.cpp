@@ -196,27 +196,28 @@ void for_each_top_level(TSNode root, F&& f) {
   ts_tree_cursor_delete(&c);
 }
 
-std::vector<ByteRange> unit_ranges(TSNode root) {
-  std::vector<ByteRange> units;
+std::vector<UnitSpan> unit_spans(TSNode root) {
+  std::vector<UnitSpan> units;
   uint32_t last_row = 0;
   for_each_top_level(root, [&](TSNode c) {
     ByteRange r = range_of(c);
-    uint32_t first_row = ts_node_start_point(c).row;
-    if (!units.empty() && first_row <= last_row) units.back().end = std::max(units.back().end, r.end);
-    else units.push_back(r);
-    last_row = std::max(first_row, ts_node_end_point(c).row);
+    TSPoint start = ts_node_start_point(c);
+    if (!units.empty() && start.row <= last_row) units.back().range.end = std::max(units.back().range.end, r.end);
+    else units.push_back({r, start});
+    last_row = std::max(start.row, ts_node_end_point(c).row);
   });
   return units;
 }
 
-std::vector<UnitFacts> unit_facts(TSNode root, const std::vector<ByteRange>& units,
+std::vector<UnitFacts> unit_facts(TSNode root, const std::vector<UnitSpan>& units,
                                   const std::vector<bool>& wanted, std::string_view src) {
   std::vector<UnitFacts> out(units.size());
   size_t u = 0;
   for_each_top_level(root, [&](TSNode c) {
-    while (u < units.size() && ts_node_start_byte(c) >= units[u].end && ts_node_end_byte(c) > units[u].end) ++u;
+    while (u < units.size() && ts_node_start_byte(c) >= units[u].range.end && ts_node_end_byte(c) > units[u].range.end) ++u;
     if (u == units.size() || !wanted[u]) return;
-    out[u].range = units[u];
+    out[u].range = units[u].range;
+    out[u].start = units[u].start;
     if (!is_definition(c)) out[u].module_code = true;
     FactWalk{src, out[u]}.run(c);
     UseWalk{src, out[u].uses}.visit(c);

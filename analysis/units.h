@@ -31,6 +31,7 @@ namespace preflight::analysis {
 
 struct UnitFacts {
   ByteRange range;                   // first statement's start to last statement's end
+  TSPoint start{};                   // the point of range.begin
   bool module_code = false;          // holds a statement that is not a def or a class
   bool pinned = false;               // an import or a `.backward()` call: feeds file-wide facts
   std::vector<std::string> defines;     // sorted, unique
@@ -42,12 +43,16 @@ struct UnitFacts {
 };
 
 // The units of a parsed module, in source order: the byte ranges of the groups of top-level
-// children (named or not) whose line spans touch.
-std::vector<ByteRange> unit_ranges(TSNode root);
+// children (named or not) whose line spans touch, and the point each starts at.
+struct UnitSpan {
+  ByteRange range;
+  TSPoint start;
+};
+std::vector<UnitSpan> unit_spans(TSNode root);
 
 // The facts of the units `wanted` marks (units = unit_ranges(root)), in one pass over the
 // module's children; the other entries stay empty. `src` is the text.
-std::vector<UnitFacts> unit_facts(TSNode root, const std::vector<ByteRange>& units,
+std::vector<UnitFacts> unit_facts(TSNode root, const std::vector<UnitSpan>& units,
                                   const std::vector<bool>& wanted, std::string_view src);
 
 // True when some name of `names` is in `sorted` (both sorted).

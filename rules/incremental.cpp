@@ -106,28 +106,42 @@ struct Mover {
   void move(UnusedSuppression& u) { move(u.comment); }
 };
 
+// The point where `parsed` ends: the module node's end, plus whatever follows it.
+TSPoint end_point_of(std::string_view parsed, TSNode root) {
+  TSPoint p = ts_node_end_point(root);
+  for (size_t i = ts_node_end_byte(root); i < parsed.size(); ++i) {
+    if (parsed[i] == '\n') p = {p.row + 1, 0};
+    else ++p.column;
+  }
+  return p;
+}
+
 bool context_order(const ContextFact& a, const ContextFact& b) {
   if (a.what != b.what) return a.what < b.what;
   if (a.range.begin != b.range.begin) return a.range.begin < b.range.begin;
   return a.range.end < b.range.end;
 }
 
-// The text the slice is parsed from: `text` with every byte outside the kept units blanked
-// (line breaks stay, so offsets, lines and the indentation of what is kept do not move).
-std::string blank_outside(std::string_view text, const std::vector<UnitFacts>& units, const std::vector<char>& keep) {
-  std::string out(text);
-  size_t from = 0;
-  auto blank = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i)
-      if (out[i] != '\n' && out[i] != '\r') out[i] = ' ';
-  };
+// The parts of the parse view the slice is parsed from: each kept unit with the line breaks
+// after it (up to the next unit), so the scanner sees the statement end and, at the next
+// kept unit's first column, its indentation. `end` is the point where the text ends.
+std::vector<TSRange> slice_ranges(std::string_view parsed, TSPoint end_of_text, const std::vector<UnitFacts>& units,
+                                  const std::vector<char>& keep) {
+  std::vector<TSRange> ranges;
   for (size_t u = 0; u < units.size(); ++u) {
     if (!keep[u]) continue;
-    blank(from, units[u].range.begin);
-    from = units[u].range.end;
+    bool last = u + 1 == units.size();
+    uint32_t end = last ? static_cast<uint32_t>(parsed.size()) : units[u + 1].range.begin;
+    TSPoint start_point = units[u].start;
+    TSPoint end_point = last ? end_of_text : units[u + 1].start;
+    if (!ranges.empty() && ranges.back().end_byte == units[u].range.begin) {
+      ranges.back().end_byte = end;
+      ranges.back().end_point = end_point;
+    } else {
+      ranges.push_back({start_point, end_point, units[u].range.begin, end});
+    }
   }
-  blank(from, out.size());
-  return out;
+  return ranges;
 }
 
 }  // namespace
@@ -211,22 +225,24 @@ struct DocumentAnalysis::Slicing {
   std::vector<UnitFacts>& units;
   std::vector<int> was;      // per unit: its index in previous->units when clean, else -1
   std::vector<char> in_slice;
+  bool removed_any = false;  // a unit of the previous text has no counterpart now
 
   // Units of the current tree: clean ones keep their facts, the rest are read afresh.
   void read_units(TSNode root) {
-    std::vector<ByteRange> ranges = unit_ranges(root);
-    was.assign(ranges.size(), -1);
-    std::vector<bool> wanted(ranges.size(), true);
-    for (size_t u = 0; u < ranges.size() && previous; ++u)
-      if (auto before = shift.unmap(ranges[u])) {
+    std::vector<UnitSpan> spans = unit_spans(root);
+    was.assign(spans.size(), -1);
+    std::vector<bool> wanted(spans.size(), true);
+    for (size_t u = 0; u < spans.size() && previous; ++u)
+      if (auto before = shift.unmap(spans[u].range)) {
         was[u] = unit_with_range(previous->units, *before);
         wanted[u] = was[u] < 0;
       }
-    units = unit_facts(root, ranges, wanted, text);
-    for (size_t u = 0; u < ranges.size(); ++u)
+    units = unit_facts(root, spans, wanted, text);
+    for (size_t u = 0; u < spans.size(); ++u)
       if (was[u] >= 0) {
         units[u] = previous->units[was[u]];
-        units[u].range = ranges[u];
+        units[u].range = spans[u].range;
+        units[u].start = spans[u].start;
       }
   }
 
@@ -240,7 +256,7 @@ struct DocumentAnalysis::Slicing {
       else add_defines(changed, units[u]), in_slice[u] = 1;
     }
     for (size_t p = 0; p < matched.size(); ++p)
-      if (!matched[p]) add_defines(changed, previous->units[p]);
+      if (!matched[p]) add_defines(changed, previous->units[p]), removed_any = true;
     for (bool grew = true; grew;) {  // readers of what changed, transitively
       grew = false;
       for (size_t u = 0; u < units.size(); ++u)
@@ -364,21 +380,30 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
   if (static_cast<double>(slicing.slice_bytes()) > max_slice_share_ * text_.size())
     return whole_file("the edit reaches most of the file");
 
-  SyntaxTree slice_tree = SyntaxTree::parse(parse_view(blank_outside(text_, units, slicing.in_slice)));
-  if (ts_node_has_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
-  CheckResult result = check_parsed_root(text_, slice_tree.root(), options, &interrupt, &context);
-  if (result.status != FileStatus::Analyzed || !result.syntax_errors.empty()) return whole_file("the slice was not analysed");
-
   std::vector<ContextFact> expected;
   for (const ContextFact& fact : previous->context) {
     ContextFact moved = fact;
     if (fact.placed) moved.range = *slicing.shift.map(fact.range);  // mappable: choose_slice checked
     expected.push_back(std::move(moved));
   }
-  std::vector<ContextFact> found = context;
-  std::sort(expected.begin(), expected.end(), context_order);
-  std::sort(found.begin(), found.end(), context_order);
-  if (expected != found) return whole_file("the edit changed a file-wide fact");
+  CheckResult result;
+  if (slicing.slice_size() == 0) {
+    // Only the space between units changed: every unit and every fact is what it was.
+    // (A removed unit may have fed a file-wide fact, which only an analysis would show.)
+    if (slicing.removed_any) return whole_file("a unit was removed and nothing else changed");
+    context = expected;
+  } else {
+    SyntaxTree slice_tree =
+        SyntaxTree::parse_ranges(parsed_, slice_ranges(parsed_, end_point_of(parsed_, root), units, slicing.in_slice));
+    if (ts_node_has_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
+    result = check_parsed_root(text_, slice_tree.root(), options, &interrupt, &context);
+    if (result.status != FileStatus::Analyzed || !result.syntax_errors.empty())
+      return whole_file("the slice was not analysed");
+    std::vector<ContextFact> found = context;
+    std::sort(expected.begin(), expected.end(), context_order);
+    std::sort(found.begin(), found.end(), context_order);
+    if (expected != found) return whole_file("the edit changed a file-wide fact");
+  }
 
   const CheckResult& before = previous->result;
   if (!slicing.reuse(before.findings, result.findings, [](const Finding& f) { return f.range.begin; }) ||
