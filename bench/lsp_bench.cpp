@@ -245,6 +245,8 @@ ServerFigures through_server(const Options& o, const std::string& text, const st
 struct InProcessFigures {
   Samples edit_and_check, reparse_only;
   size_t incremental_parses = 0;
+  size_t sliced = 0, units_reanalysed = 0, units_total = 0;
+  std::map<std::string, size_t> whole_file_because;
   std::vector<double> from_scratch;  // check_source of the whole text
   std::vector<double> parse_from_scratch;  // a fresh parse of it, against edit()'s reparse
   size_t findings = 0;
@@ -262,7 +264,12 @@ InProcessFigures in_process(const Options& o, const std::string& text, const std
     if (!doc.check({})) throw std::runtime_error("an uncancelled check returned nothing");
     f.edit_and_check.add(e.where, pb::ms_since(t));
     f.reparse_only.add(e.where, reparse);
-    if (doc.last_stats().incremental_parse) ++f.incremental_parses;
+    const auto& stats = doc.last_stats();
+    if (stats.incremental_parse) ++f.incremental_parses;
+    if (stats.sliced) ++f.sliced;
+    else ++f.whole_file_because[stats.whole_file_because];
+    f.units_reanalysed += stats.reanalysed;
+    f.units_total += stats.units;
     if ((i + 1) % static_cast<size_t>(o.scratch_every) != 0) continue;
     t = pb::Clock::now();
     preflight::rules::check_source(doc.text(), {});
@@ -298,7 +305,13 @@ void report(const std::string& label, const std::string& text, const std::vector
   print_distribution("all edits", p.reparse_only.all);
   std::printf("  against a fresh parse_view + SyntaxTree::parse of the text: median %.2f ms\n",
               pb::median(p.parse_from_scratch));
-  std::printf("  %zu of %zu checks ran over an incrementally reparsed tree\n\n", p.incremental_parses, script.size());
+  std::printf("  %zu of %zu checks ran over an incrementally reparsed tree\n", p.incremental_parses, script.size());
+  std::printf("  %zu of %zu checks analysed a slice and reused the other units' results; %.1f of %.1f units\n"
+              "  re-analysed per check on average\n",
+              p.sliced, script.size(), static_cast<double>(p.units_reanalysed) / std::max<size_t>(1, script.size()),
+              static_cast<double>(p.units_total) / std::max<size_t>(1, script.size()));
+  for (const auto& [why, n] : p.whole_file_because) std::printf("  the whole file %zu times: %s\n", n, why.c_str());
+  std::printf("\n");
   std::printf("ratios (this run):\n");
   std::printf("  server edit p50 / check_source from scratch:    %.2f\n", p50 / scratch);
   std::printf("  server edit p99 / check_source from scratch:    %.2f\n", p99 / scratch);
