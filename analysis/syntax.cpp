@@ -190,6 +190,12 @@ SyntaxTree::~SyntaxTree() {
   if (parser_) ts_parser_delete(parser_);
 }
 
+void SyntaxTree::reparse(std::string_view new_text) {
+  TSTree* fresh = parse_text(parser_, tree_, new_text);
+  ts_tree_delete(tree_);
+  tree_ = fresh;
+}
+
 std::vector<ByteRange> SyntaxTree::edit_and_reparse(const TSInputEdit& edit, std::string_view new_text) {
   ts_tree_edit(tree_, &edit);
   TSTree* fresh = parse_text(parser_, tree_, new_text);

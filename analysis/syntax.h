@@ -62,6 +62,9 @@ class SyntaxTree {
   // text against the edited tree, so unchanged subtrees are reused. Returns the ranges of the
   // new tree whose syntactic structure differs from the old one (ts_tree_get_changed_ranges).
   std::vector<ByteRange> edit_and_reparse(const TSInputEdit& edit, std::string_view new_text);
+  // The same in two steps: several edits may be recorded before one reparse.
+  void record_edit(const TSInputEdit& edit) { ts_tree_edit(tree_, &edit); }
+  void reparse(std::string_view new_text);
 
  private:
   SyntaxTree(TSParser* parser, TSTree* tree) : parser_(parser), tree_(tree) {}

@@ -6,7 +6,8 @@
 // next, so the file stays what it was) are measured three ways:
 //   1. through the real `preflight lsp` binary over pipes, debounce 0: from didChange sent to
 //      the publishDiagnostics of that version received (the user's wait, minus the debounce);
-//   2. in process through rules::DocumentAnalysis: edit() (ts_tree_edit + reparse) + check(),
+//   2. in process through rules::DocumentAnalysis: edit() (ts_tree_edit) + check() (a parse of
+//      the edited region, or an incremental reparse of the whole tree when it cannot slice),
 //      the document path's own cost without pipes, JSON or conversion to LSP positions;
 //   3. against a from-scratch analysis of the same text: rules::check_source in process, and
 //      didOpen -> publishDiagnostics of a fresh document in the server. These are taken after
@@ -244,7 +245,7 @@ ServerFigures through_server(const Options& o, const std::string& text, const st
 
 struct InProcessFigures {
   Samples edit_and_check, reparse_only;
-  size_t incremental_parses = 0;
+  size_t incremental_parses = 0, region_parses = 0;
   size_t sliced = 0, units_reanalysed = 0, units_total = 0;
   std::map<std::string, size_t> whole_file_because;
   std::vector<double> from_scratch;  // check_source of the whole text
@@ -266,6 +267,7 @@ InProcessFigures in_process(const Options& o, const std::string& text, const std
     f.reparse_only.add(e.where, reparse);
     const auto& stats = doc.last_stats();
     if (stats.incremental_parse) ++f.incremental_parses;
+    if (stats.region_parse) ++f.region_parses;
     if (stats.sliced) ++f.sliced;
     else ++f.whole_file_because[stats.whole_file_because];
     f.units_reanalysed += stats.reanalysed;
@@ -301,11 +303,13 @@ void report(const std::string& label, const std::string& text, const std::vector
               s.diagnostics_changed);
   std::printf("in process: DocumentAnalysis edit() + check() (no pipes, no JSON):\n");
   print_samples(p.edit_and_check);
-  std::printf("  of which edit() (ts_tree_edit + reparse):\n");
+  std::printf("  of which edit() (the text and ts_tree_edit; check() reparses the whole tree only when it\n"
+              "  cannot slice):\n");
   print_distribution("all edits", p.reparse_only.all);
   std::printf("  against a fresh parse_view + SyntaxTree::parse of the text: median %.2f ms\n",
               pb::median(p.parse_from_scratch));
-  std::printf("  %zu of %zu checks ran over an incrementally reparsed tree\n", p.incremental_parses, script.size());
+  std::printf("  %zu of %zu checks parsed only the edited region; %zu reparsed the whole tree incrementally\n",
+              p.region_parses, script.size(), p.incremental_parses);
   std::printf("  %zu of %zu checks analysed a slice and reused the other units' results; %.1f of %.1f units\n"
               "  re-analysed per check on average\n",
               p.sliced, script.size(), static_cast<double>(p.units_reanalysed) / std::max<size_t>(1, script.size()),

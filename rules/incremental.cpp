@@ -106,14 +106,19 @@ struct Mover {
   void move(UnusedSuppression& u) { move(u.comment); }
 };
 
-// The point where `parsed` ends: the module node's end, plus whatever follows it.
-TSPoint end_point_of(std::string_view parsed, TSNode root) {
-  TSPoint p = ts_node_end_point(root);
-  for (size_t i = ts_node_end_byte(root); i < parsed.size(); ++i) {
-    if (parsed[i] == '\n') p = {p.row + 1, 0};
-    else ++p.column;
+// The point of byte `to` of `parsed`, counting on from byte `from` at point `at`.
+TSPoint point_after(std::string_view parsed, size_t from, TSPoint at, size_t to) {
+  for (size_t i = from; i < to; ++i) {
+    if (parsed[i] == '\n') at = {at.row + 1, 0};
+    else ++at.column;
   }
-  return p;
+  return at;
+}
+
+// Offset just past the line break at or after `offset` (the text's end if there is none).
+size_t next_line_start(std::string_view parsed, size_t offset) {
+  size_t nl = parsed.find('\n', offset);
+  return nl == std::string_view::npos ? parsed.size() : nl + 1;
 }
 
 bool context_order(const ContextFact& a, const ContextFact& b) {
@@ -167,18 +172,36 @@ void DocumentAnalysis::edit(size_t begin, size_t end, std::string_view replaceme
   parsed_.replace(view_begin, end - view_begin, parse_view_of_span(text_, view_begin, new_end));
   e.new_end_byte = static_cast<uint32_t>(new_end);
   e.new_end_point = point_at(parsed_, new_end);
-  tree_.edit_and_reparse(e, parsed_);
-  tree_from_edit_ = true;
+  tree_.record_edit(e);
+  tree_stale_ = true;
 }
 
 void DocumentAnalysis::replace_all(std::string text) {
   text_ = std::move(text);
   parsed_ = parse_view(text_);
   tree_ = SyntaxTree::parse(parsed_);
+  tree_stale_ = false;
   tree_from_edit_ = false;
 }
 
 const std::string& DocumentAnalysis::text() const { return text_; }
+
+const SyntaxTree& DocumentAnalysis::tree() {
+  if (tree_stale_) {
+    tree_.reparse(parsed_);
+    tree_stale_ = false;
+    tree_from_edit_ = true;
+    // Error recovery over reused subtrees may place an error elsewhere than a fresh parse
+    // does (seen after several edits were recorded before one reparse), and the result
+    // reports where the first error is: a text with errors is parsed afresh.
+    if (ts_node_has_error(tree_.root())) {
+      tree_ = SyntaxTree::parse(parsed_);
+      tree_from_edit_ = false;
+    }
+  }
+  stats_.incremental_parse = tree_from_edit_;
+  return tree_;
+}
 
 const DocumentAnalysis::Stats& DocumentAnalysis::last_stats() const { return stats_; }
 
@@ -186,7 +209,7 @@ std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
                                                    const std::function<bool()>& cancelled,
                                                    const std::function<bool()>& out_of_time,
                                                    const std::string& budget) {
-  stats_ = Stats{0, 0, false, "", tree_from_edit_};
+  stats_ = Stats{0, 0, false, "", false, false};
   if (previous_ && previous_->text == text_ && previous_->options == options) {
     stats_.units = previous_->units.size();
     return previous_->result;
@@ -204,7 +227,7 @@ std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
         next.result = std::move(*sliced);
       } else {
         next.context.clear();
-        next.result = check_parsed(text_, tree_, options, &interrupt, &next.context);
+        next.result = check_parsed(text_, tree(), options, &interrupt, &next.context);
         stats_.reanalysed = std::max<size_t>(next.units.size(), 1);
       }
     } catch (const AnalysisInterrupted&) {  // only a cancellation leaves check_parsed
@@ -244,6 +267,52 @@ struct DocumentAnalysis::Slicing {
         units[u].range = spans[u].range;
         units[u].start = spans[u].start;
       }
+  }
+
+  // The units of the current text without a tree of all of it: the previous units whose lines
+  // the edit left alone keep their place (moved by the edit), and the lines between them —
+  // from the line after the last untouched unit before the edit to the first untouched unit
+  // after it — are parsed on their own. Sound because the parser's state at the start of a
+  // top-level line is the same wherever it is: a region that parses without errors, starts
+  // and ends on line starts, and does not run into the next unit's line is parsed as the whole
+  // text would parse it. False (and nothing changed) when those conditions do not hold.
+  bool read_region_units(std::string_view parsed) {
+    const std::vector<UnitFacts>& old = previous->units;
+    std::string_view before = previous->text;  // the previous text (its parse view: same line breaks)
+    size_t n = old.size(), first = 0, last = n;  // old units [first, last) are replaced
+    while (first < n && next_line_start(before, old[first].range.end) <= shift.prefix) ++first;
+    while (last > first && old[last - 1].range.begin > shift.old_suffix && old[last - 1].start.column == 0) --last;
+    size_t old_begin = first > 0 ? next_line_start(before, old[first - 1].range.end) : 0;
+    size_t old_end = last < n ? old[last].range.begin : before.size();
+    if (old_begin > shift.prefix || old_end < shift.old_suffix) return false;
+    size_t new_begin = old_begin, new_end = static_cast<size_t>(static_cast<int64_t>(old_end) + shift.delta);
+    if (new_end < new_begin || new_end > parsed.size()) return false;
+    TSPoint begin_point = first > 0 ? point_after(parsed, old[first - 1].range.begin, old[first - 1].start, new_begin)
+                                    : point_after(parsed, 0, TSPoint{0, 0}, new_begin);
+    TSPoint end_point = point_after(parsed, new_begin, begin_point, new_end);
+    std::vector<UnitFacts> fresh;
+    if (new_end > new_begin) {
+      SyntaxTree region = SyntaxTree::parse_ranges(
+          parsed, {TSRange{begin_point, end_point, static_cast<uint32_t>(new_begin), static_cast<uint32_t>(new_end)}});
+      if (ts_node_has_error(region.root())) return false;
+      std::vector<UnitSpan> spans = unit_spans(region.root());
+      for (const UnitSpan& s : spans)
+        if (s.range.begin < new_begin || s.range.end > new_end || s.start.column != 0) return false;
+      fresh = unit_facts(region.root(), spans, std::vector<bool>(spans.size(), true), text);
+    }
+    int64_t rows = static_cast<int64_t>(end_point.row) - (last < n ? static_cast<int64_t>(old[last].start.row) : 0);
+    units.clear();
+    was.clear();
+    for (size_t i = 0; i < first; ++i) units.push_back(old[i]), was.push_back(static_cast<int>(i));
+    for (UnitFacts& f : fresh) units.push_back(std::move(f)), was.push_back(-1);
+    for (size_t i = last; i < n; ++i) {
+      UnitFacts moved = old[i];
+      moved.range = *shift.map(old[i].range);
+      moved.start.row = static_cast<uint32_t>(static_cast<int64_t>(old[i].start.row) + rows);
+      units.push_back(std::move(moved));
+      was.push_back(static_cast<int>(i));
+    }
+    return true;
   }
 
   // Steps 2 and 3 of the header comment. False when the slice cannot be formed.
@@ -364,11 +433,16 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
     stats_.whole_file_because = std::move(why);
     return std::nullopt;
   };
-  TSNode root = tree_.root();
-  if (ts_node_has_error(root)) return whole_file("the text has syntax errors");
   const Previous* previous = previous_ && !previous_->units.empty() ? &*previous_ : nullptr;
   Slicing slicing{text_, previous, previous ? text_shift(previous->text, text_) : TextShift{}, units, {}, {}};
-  slicing.read_units(root);
+  bool sliceable = previous && previous->options == options && options.target_gpu.empty();
+  if (sliceable && slicing.read_region_units(parsed_)) {
+    stats_.region_parse = true;
+  } else {
+    TSNode root = tree().root();
+    if (ts_node_has_error(root)) return whole_file("the text has syntax errors");
+    slicing.read_units(root);
+  }
   if (!previous) return whole_file("nothing to reuse");
   if (previous->options != options) return whole_file("the options changed");
   if (!options.target_gpu.empty()) return whole_file("TG010 projects the whole file");
@@ -393,8 +467,8 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
     if (slicing.removed_any) return whole_file("a unit was removed and nothing else changed");
     context = expected;
   } else {
-    SyntaxTree slice_tree =
-        SyntaxTree::parse_ranges(parsed_, slice_ranges(parsed_, end_point_of(parsed_, root), units, slicing.in_slice));
+    TSPoint end = point_after(parsed_, units.back().range.begin, units.back().start, parsed_.size());
+    SyntaxTree slice_tree = SyntaxTree::parse_ranges(parsed_, slice_ranges(parsed_, end, units, slicing.in_slice));
     if (ts_node_has_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
     result = check_parsed_root(text_, slice_tree.root(), options, &interrupt, &context);
     if (result.status != FileStatus::Analyzed || !result.syntax_errors.empty())

@@ -67,6 +67,7 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
     bool sliced = false;     // only a slice was analysed; the rest was reused
     std::string whole_file_because;  // when not sliced after an edit: why
     bool incremental_parse = false;  // the tree came from reparsing an edited tree
+    bool region_parse = false;       // only the edited region was parsed (no whole tree)
   };
   const Stats& last_stats() const;  // of the last check()
 
@@ -85,9 +86,15 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
                                          std::vector<analysis::UnitFacts>& units,
                                          std::vector<analysis::ContextFact>& context);
 
+  // The tree of the whole text, reparsed (against its recorded edits) only when a check
+  // needs it: a check that can slice reads the units of the edited region from a parse of
+  // that region alone.
+  const analysis::SyntaxTree& tree();
+
   std::string text_;
   std::string parsed_;  // parse_view(text_): what the tree was parsed from
   analysis::SyntaxTree tree_;
+  bool tree_stale_ = false;      // edits recorded on tree_ but not reparsed
   bool tree_from_edit_ = false;  // reparsed incrementally since the last from-scratch parse
   std::optional<Previous> previous_;
   double max_slice_share_;

@@ -754,7 +754,13 @@ struct LanguageServer::Impl {
              (request_cancelled && request_cancelled->load());
     };
     auto start = std::chrono::steady_clock::now();
-    std::optional<rules::CheckResult> result = analyse_within_budget(doc, cancelled);
+    std::optional<rules::CheckResult> result;
+    try {
+      result = analyse_within_budget(doc, cancelled);
+    } catch (const std::exception& e) {  // a bug in the core must not take the document down
+      options.log->error("{} v{}: analysis failed: {}", doc.uri, version, e.what());
+      return;
+    }
     if (!result) {
       options.log->debug("{} v{}: analysis superseded", doc.uri, version);
       return;
