@@ -183,6 +183,52 @@ TEST(Incremental, RandomEditSequencesMatchFromScratchOnEveryFixture) {
   std::printf("%zu of %zu checks after an edit analysed a slice and reused the rest\n", sliced, checked);
 }
 
+// As the server drives a document: several edits between checks (they are recorded on the
+// tree and reparsed at once), and checks cancelled part-way when a newer edit arrives. This
+// found error recovery over a tree with several recorded edits placing the first syntax
+// error elsewhere than a fresh parse.
+TEST(Incremental, EditsBetweenChecksAndCancelledChecksMatchFromScratch) {
+  const CheckOptions all{};
+  static const std::vector<std::string> kSnippets = {
+      "x", "é", "😀", "\n", "    ", "(", ")", ":", "#", "'", "loss.backward()\n", ".item()", "model.eval()\n",
+      "optimizer.zero_grad()\n", "def f(a):\n    return a\n"};
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(PF_TEST_FIXTURES))
+    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  size_t checked = 0;
+  int docs = 0;
+  for (const fs::path& path : files) {
+    std::string text = read_file(path);
+    if (not_text_reason(text) || text.size() >= 20000) continue;
+    if (++docs > 12) break;
+    std::mt19937 rng(static_cast<uint32_t>(docs * 31));
+    auto pick = [&](size_t n) { return n == 0 ? size_t{0} : std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+    DocumentAnalysis doc(text);
+    ASSERT_TRUE(doc.check(all).has_value());
+    for (int step = 0; step < 700; ++step) {
+      // Short spans replaced by a snippet or by nothing, as typing and deleting do.
+      size_t begin = char_start(text, pick(text.size() + 1));
+      size_t end = char_start(text, std::min(text.size(), begin + pick(12)));
+      if (end < begin) end = begin;
+      std::string replacement = text.size() > 6000 || pick(3) == 0 ? "" : kSnippets[pick(kSnippets.size())];
+      if (begin > 0 && text[begin - 1] == '\r' && begin < text.size() && text[begin] == '\n') --begin;
+      if (end > 0 && end < text.size() && text[end - 1] == '\r' && text[end] == '\n') ++end;
+      text.replace(begin, end - begin, replacement);
+      doc.edit(begin, end, replacement);
+      if (pick(3) != 0) continue;  // more edits before the next check
+      if (pick(2) == 0) {
+        int polls = static_cast<int>(pick(6));
+        doc.check(all, [&] { return polls-- <= 0; });  // cancelled after a few units, or not
+      }
+      expect_same_as_scratch(doc, all, path.string() + " step " + std::to_string(step));
+      if (::testing::Test::HasFatalFailure()) return;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 1500u);
+}
+
 // Edits of code that stays parseable, over documents of several fixtures joined (larger
 // files, many units, so most edits take the slice path with the default share).
 std::map<std::string, size_t> whole_file_reasons;
