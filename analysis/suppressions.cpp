@@ -110,12 +110,9 @@ CommentDirective parse_comment(std::string_view comment) {
 Suppressions scan_suppressions(TSNode root, std::string_view src, const LineIndex& lines) {
   Suppressions out;
   const TSSymbol comment = kinds().comment;
-  TSTreeCursor c = ts_tree_cursor_new(root);
-  uint32_t depth = 0;
-  for (bool more = true; more;) {
+  for_each_node(root, [&](TSNode n, uint32_t depth) {
     out.max_depth = std::max(out.max_depth, depth);
     ++out.node_count;
-    TSNode n = ts_tree_cursor_current_node(&c);
     if (ts_node_symbol(n) == comment) {
       CommentDirective d = parse_comment(text_of(n, src));
       if (d.skip_file) out.skip_file = true;
@@ -128,19 +125,7 @@ Suppressions scan_suppressions(TSNode root, std::string_view src, const LineInde
         s.comment = range_of(n);
       }
     }
-    if (ts_tree_cursor_goto_first_child(&c)) {
-      ++depth;
-      continue;
-    }
-    while (!ts_tree_cursor_goto_next_sibling(&c)) {
-      if (!ts_tree_cursor_goto_parent(&c)) {
-        more = false;
-        break;
-      }
-      --depth;
-    }
-  }
-  ts_tree_cursor_delete(&c);
+  });
   return out;
 }
 

@@ -87,6 +87,44 @@ inline const void* node_id(TSNode n) { return n.id; }
 
 std::string_view text_of(TSNode n, std::string_view src);
 
+// A tree cursor deleted on every way out of its scope: the visitors below call back into
+// analysis code that may throw (a cancelled analysis unwinds from deep inside a walk), and a
+// cursor's stack is heap memory.
+class ScopedCursor {
+ public:
+  explicit ScopedCursor(TSNode n) : c_(ts_tree_cursor_new(n)) {}
+  ~ScopedCursor() { ts_tree_cursor_delete(&c_); }
+  ScopedCursor(const ScopedCursor&) = delete;
+  ScopedCursor& operator=(const ScopedCursor&) = delete;
+  TSTreeCursor* get() { return &c_; }
+
+ private:
+  TSTreeCursor c_;
+};
+
+// Visit `root` and every node below it (named or not) in preorder, with its depth below
+// `root` (0 for `root`), through one cursor: no recursion, so any nesting is safe.
+template <typename F>
+void for_each_node(TSNode root, F&& f) {
+  ScopedCursor cursor(root);
+  TSTreeCursor& c = *cursor.get();
+  uint32_t depth = 0;
+  for (bool more = true; more;) {
+    f(ts_tree_cursor_current_node(&c), depth);
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      ++depth;
+      continue;
+    }
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        more = false;
+        break;
+      }
+      --depth;
+    }
+  }
+}
+
 // Visit the named children of `n` in order. Uses a cursor: `ts_node_named_child(n, i)` walks
 // from the first child every time, which makes index loops quadratic on long blocks.
 template <typename F>
@@ -102,14 +140,14 @@ void for_each_named_child(TSNode n, F&& f) {
     }
     return;
   }
-  TSTreeCursor c = ts_tree_cursor_new(n);
-  if (ts_tree_cursor_goto_first_child(&c)) {
+  ScopedCursor cursor(n);
+  TSTreeCursor* c = cursor.get();
+  if (ts_tree_cursor_goto_first_child(c)) {
     do {
-      TSNode child = ts_tree_cursor_current_node(&c);
+      TSNode child = ts_tree_cursor_current_node(c);
       if (ts_node_is_named(child)) f(child);
-    } while (ts_tree_cursor_goto_next_sibling(&c));
+    } while (ts_tree_cursor_goto_next_sibling(c));
   }
-  ts_tree_cursor_delete(&c);
 }
 
 // Skip redundant parentheses: `((x))` -> `x`.

@@ -54,25 +54,11 @@ struct FactWalk {
   }
 
   void run(TSNode top) {
-    TSTreeCursor c = ts_tree_cursor_new(top);
-    uint32_t depth = 1;  // the module node is level 0
-    for (bool more = true; more;) {
-      out.depth = std::max(out.depth, depth);
+    for_each_node(top, [&](TSNode n, uint32_t depth) {
+      out.depth = std::max(out.depth, depth + 1);  // `top` is a child of the module, level 0
       ++out.nodes;
-      note_node(ts_tree_cursor_current_node(&c));
-      if (ts_tree_cursor_goto_first_child(&c)) {
-        ++depth;
-        continue;
-      }
-      while (!ts_tree_cursor_goto_next_sibling(&c)) {
-        if (!ts_tree_cursor_goto_parent(&c)) {
-          more = false;
-          break;
-        }
-        --depth;
-      }
-    }
-    ts_tree_cursor_delete(&c);
+      note_node(n);
+    });
   }
 };
 
@@ -188,12 +174,12 @@ struct UseWalk {
 // Calls `f` with each child of the module node (named or not), in order, through one cursor.
 template <typename F>
 void for_each_top_level(TSNode root, F&& f) {
-  TSTreeCursor c = ts_tree_cursor_new(root);
-  if (ts_tree_cursor_goto_first_child(&c)) {
-    do f(ts_tree_cursor_current_node(&c));
-    while (ts_tree_cursor_goto_next_sibling(&c));
+  ScopedCursor cursor(root);
+  TSTreeCursor* c = cursor.get();
+  if (ts_tree_cursor_goto_first_child(c)) {
+    do f(ts_tree_cursor_current_node(c));
+    while (ts_tree_cursor_goto_next_sibling(c));
   }
-  ts_tree_cursor_delete(&c);
 }
 
 std::vector<UnitSpan> unit_spans(TSNode root) {
