@@ -72,6 +72,7 @@ struct FactWalk {
 // Defaults, annotations, decorators and base classes are resolved outside the scope they
 // introduce (conservative: a name then counts as a use).
 struct UseWalk {
+  UseWalk(std::string_view source, std::vector<std::string>& into) : src(source), uses(into) {}
   std::string_view src;
   std::vector<std::string>& uses;
   const Kinds& k = kinds();

@@ -55,8 +55,8 @@ struct Checker final : RuleCheck {
     if (is(n, k.call) && is_torch_dataloader(ctx.model, n)) candidates.push_back({n, st.scope});
   }
 
-  void context(std::vector<ContextFact>& out) const override {
-    note_context(out, "TG004 targets CUDA: " + std::string(cuda.reason()), cuda.evidence());
+  void context(std::vector<ContextFact>& facts) const override {
+    note_context(facts, "TG004 targets CUDA: " + std::string(cuda.reason()), cuda.evidence());
   }
 
   void finish(std::vector<Finding>& out) override {

@@ -69,9 +69,9 @@ struct Checker final : RuleCheck {
   }
 
   // A softmax layer is judged against the first loss of the file, wherever it is.
-  void context(std::vector<ContextFact>& out) const override {
-    note_context(out, "TG005 cross-entropy", ce_use);
-    note_context(out, "TG005 NLL", nll_use);
+  void context(std::vector<ContextFact>& facts) const override {
+    note_context(facts, "TG005 cross-entropy", ce_use);
+    note_context(facts, "TG005 NLL", nll_use);
   }
 
   void finish(std::vector<Finding>& sink) override {

@@ -77,10 +77,10 @@ struct Checker final : RuleCheck {
     check_input(loss, unparenthesize(input), st.scope);
   }
 
-  void context(std::vector<ContextFact>& out) const override {
-    note_context(out, "TG006 with-logits loss", logits_use);
+  void context(std::vector<ContextFact>& facts) const override {
+    note_context(facts, "TG006 with-logits loss", logits_use);
     if (TSNode module = squashing_module(); !is_null(module))
-      note_context(out, "TG006 squashing module", field(module, k.f_name));
+      note_context(facts, "TG006 squashing module", field(module, k.f_name));
   }
 
   void finish(std::vector<Finding>& sink) override {

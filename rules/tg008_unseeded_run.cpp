@@ -182,14 +182,14 @@ struct Checker final : RuleCheck {
   }
 
   // TG008 judges the whole file at once: every input of `finish` is context.
-  void context(std::vector<ContextFact>& out) const override {
-    note_context(out, "TG008 trains", first_backward);
-    note_context(out, "TG008 lightning", lightning);
-    note_context(out, "TG008 seeds everything", seeds_everything);
-    note_context(out, "TG008 CUDA seed", cuda_seed);
+  void context(std::vector<ContextFact>& facts) const override {
+    note_context(facts, "TG008 trains", first_backward);
+    note_context(facts, "TG008 lightning", lightning);
+    note_context(facts, "TG008 seeds everything", seeds_everything);
+    note_context(facts, "TG008 CUDA seed", cuda_seed);
     for (int g = 0; g < kGenCount; ++g) {
-      note_context(out, "TG008 draw " + std::to_string(g), first_draw[g]);
-      note_context(out, "TG008 seeded " + std::to_string(g), seeded[g]);
+      note_context(facts, "TG008 draw " + std::to_string(g), first_draw[g]);
+      note_context(facts, "TG008 seeded " + std::to_string(g), seeded[g]);
     }
   }
 

@@ -76,13 +76,13 @@ struct Checker final : RuleCheck {
   // Which loaders a marker governs follows calls in both directions (a caller of a function
   // that sets DDP up is distributed too), so the markers, the distributed functions and the
   // framework are context.
-  void context(std::vector<ContextFact>& out) const override {
-    for (const Marker& m : markers) note_context(out, "TG012 marker", m.call);
-    if (framework) note_context(out, "TG012 framework " + std::string(framework_name(framework->framework)), framework->site);
+  void context(std::vector<ContextFact>& facts) const override {
+    for (const Marker& m : markers) note_context(facts, "TG012 marker", m.call);
+    if (framework) note_context(facts, "TG012 framework " + std::string(framework_name(framework->framework)), framework->site);
     if (markers.empty()) return;
     std::vector<bool> distributed = distributed_functions();
     for (size_t f = 0; f < distributed.size(); ++f)
-      if (distributed[f]) note_context(out, "TG012 distributed function", field(ctx.model.functions()[f].node, k.f_name));
+      if (distributed[f]) note_context(facts, "TG012 distributed function", field(ctx.model.functions()[f].node, k.f_name));
   }
 
   void finish(std::vector<Finding>& out) override {

@@ -279,9 +279,9 @@ struct Checker final : RuleCheck {
     return *rescaler_aliases;
   }
 
-  void context(std::vector<ContextFact>& out) const override {
+  void context(std::vector<ContextFact>& facts) const override {
     aliases();
-    for (TSNode site : alias_sites) note_context(out, "TG014 rescaler alias", site);
+    for (TSNode site : alias_sites) note_context(facts, "TG014 rescaler alias", site);
   }
 
   void collect_aliases(TSNode n) const {
