@@ -1,9 +1,9 @@
 // DocumentAnalysis: one open document of the language server, kept across edits.
 //
 // The document keeps its text, the text tree-sitter parses (parse_view: lone \r -> \n, same
-// offsets) and the tree. An edit is applied to both texts, recorded with ts_tree_edit and
-// reparsed against the old tree (SyntaxTree::edit_and_reparse), so unchanged subtrees are
-// reused. check() is byte-for-byte check_source(text(), options).
+// offsets) and the tree. An edit is applied to both texts and recorded with ts_tree_edit;
+// the tree is reparsed against its recorded edits (unchanged subtrees reused) only when a
+// check needs the whole tree. check() is byte-for-byte check_source(text(), options).
 //
 // Per-unit reuse (analysis/units.h). After an edit, check() re-analyses only a slice of the
 // file and takes every other unit's findings, silences and unused suppressions from the last
