@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/findings.h"
+#include "analysis/ts_children.h"
 
 extern "C" const TSLanguage* tree_sitter_python();
 
@@ -81,7 +82,7 @@ std::string parse_view(std::string_view text);
 inline bool is_null(TSNode n) { return ts_node_is_null(n); }
 inline TSSymbol sym(TSNode n) { return ts_node_symbol(n); }
 inline bool is(TSNode n, TSSymbol s) { return !ts_node_is_null(n) && ts_node_symbol(n) == s; }
-inline TSNode field(TSNode n, TSFieldId f) { return ts_node_child_by_field_id(n, f); }
+inline TSNode field(TSNode n, TSFieldId f) { return pf_node_child_by_field_id(n, f); }
 inline ByteRange range_of(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
 inline const void* node_id(TSNode n) { return n.id; }
 
@@ -125,29 +126,42 @@ void for_each_node(TSNode root, F&& f) {
   }
 }
 
-// Visit the named children of `n` in order. Uses a cursor: `ts_node_named_child(n, i)` walks
-// from the first child every time, which makes index loops quadratic on long blocks.
+// The children of a node (all, or only the named ones), gathered in one pass over its
+// subtree (ts_children.c): ts_node_child(n, i) walks from the first child on every call, so
+// index loops are quadratic, and a tree cursor's stack is a heap allocation per cursor.
+// Inline storage holds the usual handful; a long block spills to the heap once.
+class Children {
+ public:
+  Children(TSNode n, bool named_only) : count_(pf_node_children(n, named_only, inline_, kInline)) {
+    if (count_ > kInline) {
+      heap_.resize(count_);
+      pf_node_children(n, named_only, heap_.data(), count_);
+    }
+  }
+  Children(const Children&) = delete;
+  Children& operator=(const Children&) = delete;
+
+  const TSNode* begin() const { return count_ > kInline ? heap_.data() : inline_; }
+  const TSNode* end() const { return begin() + count_; }
+  uint32_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  TSNode operator[](uint32_t i) const { return begin()[i]; }
+
+ private:
+  // Small, because the recursive walks keep one of these per level of nesting.
+  static constexpr uint32_t kInline = 8;
+  TSNode inline_[kInline];
+  uint32_t count_;
+  std::vector<TSNode> heap_;
+};
+
+inline Children named_children(TSNode n) { return Children(n, true); }
+inline Children all_children(TSNode n) { return Children(n, false); }
+
+// Visit the named children of `n` in order.
 template <typename F>
 void for_each_named_child(TSNode n, F&& f) {
-  // Most nodes have a handful of children: indexing them (each ts_node_child walks from the
-  // first child) is cheaper than a cursor, whose stack is a heap allocation per call.
-  constexpr uint32_t kIndexedUpTo = 8;
-  uint32_t count = ts_node_child_count(n);
-  if (count <= kIndexedUpTo) {
-    for (uint32_t i = 0; i < count; ++i) {
-      TSNode child = ts_node_child(n, i);
-      if (ts_node_is_named(child)) f(child);
-    }
-    return;
-  }
-  ScopedCursor cursor(n);
-  TSTreeCursor* c = cursor.get();
-  if (ts_tree_cursor_goto_first_child(c)) {
-    do {
-      TSNode child = ts_tree_cursor_current_node(c);
-      if (ts_node_is_named(child)) f(child);
-    } while (ts_tree_cursor_goto_next_sibling(c));
-  }
+  for (TSNode child : Children(n, true)) f(child);
 }
 
 // Skip redundant parentheses: `((x))` -> `x`.

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -342,6 +345,80 @@ TEST(SyntaxTest, NodeSpanningFindsTheSmallestNamedNodeWithThatText) {
   EXPECT_EQ(ts_node_symbol(call), kinds().call);
   TSNode ident = node_spanning(t.root(), src, static_cast<uint32_t>(src.find("model")), "model");
   EXPECT_EQ(ts_node_symbol(ident), kinds().identifier);
+}
+
+
+// --- children in one pass -----------------------------------------------------------------
+
+// Every node's children as Children gathers them must be ts_node_child(n, i) /
+// ts_node_named_child(n, i), in order, and field(n, f) must be ts_node_child_by_field_id: the one-pass gatherer reads the runtime's private
+// layout (ts_children.c), and this is what holds it to the public API after an upgrade.
+void expect_children_match_public_api(TSNode root, const std::string& label) {
+  size_t checked = 0;
+  const auto field_count = static_cast<TSFieldId>(ts_language_field_count(tree_sitter_python()));
+  for_each_node(root, [&](TSNode n, uint32_t) {
+    Children all = all_children(n), named = named_children(n);
+    ASSERT_EQ(all.size(), ts_node_child_count(n)) << label << " at " << ts_node_start_byte(n);
+    ASSERT_EQ(named.size(), ts_node_named_child_count(n)) << label << " at " << ts_node_start_byte(n);
+    for (uint32_t i = 0; i < all.size(); ++i)
+      ASSERT_TRUE(ts_node_eq(all[i], ts_node_child(n, i))) << label << " child " << i << " of " << sexp(n);
+    for (uint32_t i = 0; i < named.size(); ++i)
+      ASSERT_TRUE(ts_node_eq(named[i], ts_node_named_child(n, i)))
+          << label << " named child " << i << " of " << sexp(n);
+    for (TSFieldId f = 1; f <= field_count; ++f)
+      ASSERT_TRUE(ts_node_eq(field(n, f), ts_node_child_by_field_id(n, f)))
+          << label << " field " << ts_language_field_name_for_id(tree_sitter_python(), f) << " of " << sexp(n);
+    ++checked;
+  });
+  EXPECT_GT(checked, 0u);
+}
+
+TEST(SyntaxTest, ChildrenInOnePassAreThePublicApisChildren) {
+  // Long blocks (more children than the inline buffer), hidden rules flattened into their
+  // parent, aliases, comments (extras) between children, and syntax errors.
+  std::string src =
+      "import torch as t, os\n"
+      "from a.b import (c, d as e,)\n"
+      "@decorator(1)\n"
+      "class M(t.nn.Module):\n"
+      "    def forward(self, x, *args, y: int = 2, **kw) -> t.Tensor:  # note\n"
+      "        a, (b, *c) = x  # unpack\n"
+      "        print(f'{a!r:>{b}}', *c, sep='')\n"
+      "        return [i * 2 for i in range(10) if i] or {k: v for k, v in kw.items()}\n"
+      "match x:\n"
+      "    case [1, *rest] if rest: pass\n"
+      "    case {'k': v, **others}: pass\n"
+      "with open(p) as f, g() as (h, i):\n"
+      "    del f[1:2, ::3]\n"
+      "lambda q=1, /, *, r: q\n"
+      "x = (yield)\n"
+      "def broken(:\n"
+      "    return )\n";
+  for (int i = 0; i < 40; ++i) src += "s" + std::to_string(i) + " = " + std::to_string(i) + "  # c\n";
+  expect_children_match_public_api(SyntaxTree::parse(src).root(), "inline source");
+}
+
+size_t expect_children_match_under(const std::filesystem::path& dir) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (entry.path().extension() != ".py" || !entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    expect_children_match_public_api(SyntaxTree::parse(text).root(), entry.path().string());
+    ++files;
+  }
+  return files;
+}
+
+TEST(SyntaxTest, ChildrenInOnePassMatchOnEveryFixture) {
+  EXPECT_GT(expect_children_match_under(PF_TEST_FIXTURES), 50u);
+}
+
+// Opt-in, like the incremental differential: PF_DIFFERENTIAL_CORPUS=/path/to/python/tree.
+TEST(SyntaxTest, ChildrenInOnePassMatchOnARealCorpus) {
+  const char* corpus = std::getenv("PF_DIFFERENTIAL_CORPUS");
+  if (!corpus) GTEST_SKIP() << "set PF_DIFFERENTIAL_CORPUS to a directory of Python files";
+  EXPECT_GT(expect_children_match_under(corpus), 0u);
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// A node's children in one pass (see ts_children.c for why the public API is not enough).
+#pragma once
+
+#include <tree_sitter/api.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Writes the first `capacity` children of `node` (only the named ones when `named_only`) to
+// `out`, in order, and returns how many there are in all, which may exceed `capacity`: call
+// again with a buffer that large to get the rest. The same nodes, in the same order, as
+// ts_node_child(node, i) / ts_node_named_child(node, i) for i below the count.
+uint32_t pf_node_children(TSNode node, bool named_only, TSNode *out, uint32_t capacity);
+
+// The same node as ts_node_child_by_field_id(node, field_id), found with less work.
+TSNode pf_node_child_by_field_id(TSNode node, TSFieldId field_id);
+
+#ifdef __cplusplus
+}
+#endif
