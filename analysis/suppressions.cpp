@@ -109,23 +109,20 @@ CommentDirective parse_comment(std::string_view comment) {
 
 Suppressions scan_suppressions(TSNode root, std::string_view src, const LineIndex& lines) {
   Suppressions out;
-  const TSSymbol comment = kinds().comment;
-  for_each_node(root, [&](TSNode n, uint32_t depth) {
-    out.max_depth = std::max(out.max_depth, depth);
-    ++out.node_count;
-    if (ts_node_symbol(n) == comment) {
-      CommentDirective d = parse_comment(text_of(n, src));
-      if (d.skip_file) out.skip_file = true;
-      if (d.suppression) {
-        uint32_t line = lines.to_line_column(ts_node_start_byte(n), ColumnUnit::Utf8Bytes).line;
-        LineSuppression& s = out.by_line[line];
-        s.all = s.all || d.all;
-        s.own_blanket = s.own_blanket || d.own_blanket;
-        s.codes.insert(d.codes.begin(), d.codes.end());
-        s.comment = range_of(n);
-      }
-    }
-  });
+  NodesOfKind comments = scan_nodes_of_kind(root, kinds().comment);
+  out.max_depth = comments.shape.max_depth;
+  out.node_count = comments.shape.node_count;
+  for (TSNode n : comments.nodes) {
+    CommentDirective d = parse_comment(text_of(n, src));
+    if (d.skip_file) out.skip_file = true;
+    if (!d.suppression) continue;
+    uint32_t line = lines.to_line_column(ts_node_start_byte(n), ColumnUnit::Utf8Bytes).line;
+    LineSuppression& s = out.by_line[line];
+    s.all = s.all || d.all;
+    s.own_blanket = s.own_blanket || d.own_blanket;
+    s.codes.insert(d.codes.begin(), d.codes.end());
+    s.comment = range_of(n);
+  }
   return out;
 }
 

@@ -164,6 +164,24 @@ void for_each_named_child(TSNode n, F&& f) {
   for (TSNode child : Children(n, true)) f(child);
 }
 
+// Every node below `root` with the kind `symbol` (preorder), and the tree's shape, from one
+// pass over the raw subtrees (ts_children.c): no cursor, no node built for the others.
+struct NodesOfKind {
+  std::vector<TSNode> nodes;
+  PfTreeShape shape{};
+};
+inline NodesOfKind scan_nodes_of_kind(TSNode root, TSSymbol symbol) {
+  NodesOfKind found;
+  found.nodes.resize(64);
+  uint32_t count = pf_tree_scan(root, symbol, found.nodes.data(), 64, &found.shape);
+  if (count > 64) {  // rare: a second pass into a buffer of the right size
+    found.nodes.resize(count);
+    pf_tree_scan(root, symbol, found.nodes.data(), count, &found.shape);
+  }
+  found.nodes.resize(count);
+  return found;
+}
+
 // Skip redundant parentheses: `((x))` -> `x`.
 TSNode unparenthesize(TSNode n);
 

@@ -19,6 +19,17 @@ uint32_t pf_node_children(TSNode node, bool named_only, TSNode *out, uint32_t ca
 // The same node as ts_node_child_by_field_id(node, field_id), found with less work.
 TSNode pf_node_child_by_field_id(TSNode node, TSFieldId field_id);
 
+// What a walk over every node of a tree learns without visiting each through the public API.
+typedef struct {
+  uint32_t node_count;  // `root` and every node below it, named or not (as a tree cursor visits)
+  uint32_t max_depth;   // of the deepest node below `root`, which is at depth 0
+} PfTreeShape;
+
+// Walks every node below `root` once, iteratively (any nesting is safe), filling `shape` and
+// writing the first `capacity` nodes whose ts_node_symbol is `symbol` to `out` in preorder;
+// returns how many there are in all, which may exceed `capacity`.
+uint32_t pf_tree_scan(TSNode root, TSSymbol symbol, TSNode *out, uint32_t capacity, PfTreeShape *shape);
+
 #ifdef __cplusplus
 }
 #endif

@@ -350,6 +350,27 @@ TEST(SyntaxTest, NodeSpanningFindsTheSmallestNamedNodeWithThatText) {
 
 // --- children in one pass -----------------------------------------------------------------
 
+// pf_tree_scan must see what a tree cursor sees: as many nodes, as deep, and the same nodes
+// of a kind in the same order (comments, which are extras, and identifiers, which are many
+// and sometimes aliased).
+void expect_scan_matches_cursor_walk(TSNode root, const std::string& label) {
+  for (TSSymbol symbol : {kinds().comment, kinds().identifier, kinds().call}) {
+    std::vector<TSNode> expected;
+    uint32_t count = 0, depth = 0;
+    for_each_node(root, [&](TSNode n, uint32_t d) {
+      ++count;
+      depth = std::max(depth, d);
+      if (ts_node_symbol(n) == symbol) expected.push_back(n);
+    });
+    NodesOfKind scanned = scan_nodes_of_kind(root, symbol);
+    ASSERT_EQ(scanned.shape.node_count, count) << label;
+    ASSERT_EQ(scanned.shape.max_depth, depth) << label;
+    ASSERT_EQ(scanned.nodes.size(), expected.size()) << label << " " << ts_language_symbol_name(tree_sitter_python(), symbol);
+    for (size_t i = 0; i < expected.size(); ++i)
+      ASSERT_TRUE(ts_node_eq(scanned.nodes[i], expected[i])) << label << " match " << i;
+  }
+}
+
 // Every node's children as Children gathers them must be ts_node_child(n, i) /
 // ts_node_named_child(n, i), in order, and field(n, f) must be ts_node_child_by_field_id: the one-pass gatherer reads the runtime's private
 // layout (ts_children.c), and this is what holds it to the public API after an upgrade.
@@ -371,6 +392,7 @@ void expect_children_match_public_api(TSNode root, const std::string& label) {
     ++checked;
   });
   EXPECT_GT(checked, 0u);
+  expect_scan_matches_cursor_walk(root, label);
 }
 
 TEST(SyntaxTest, ChildrenInOnePassAreThePublicApisChildren) {
@@ -396,6 +418,13 @@ TEST(SyntaxTest, ChildrenInOnePassAreThePublicApisChildren) {
       "    return )\n";
   for (int i = 0; i < 40; ++i) src += "s" + std::to_string(i) + " = " + std::to_string(i) + "  # c\n";
   expect_children_match_public_api(SyntaxTree::parse(src).root(), "inline source");
+}
+
+TEST(SyntaxTest, TreeScanHandlesNestingDeeperThanItsInlineStack) {
+  std::string src = "x = " + std::string(300, '(') + "1  # deep\n" + std::string(300, ')') + "\n";
+  SyntaxTree t = SyntaxTree::parse(src);
+  expect_scan_matches_cursor_walk(t.root(), "deep parentheses");
+  EXPECT_GT(scan_nodes_of_kind(t.root(), kinds().comment).shape.max_depth, 300u);
 }
 
 size_t expect_children_match_under(const std::filesystem::path& dir) {
