@@ -48,6 +48,26 @@ dictionary() {
   case $1 in framing|dispatcher) echo "$fuzz_dir/jsonrpc.dict" ;; *) echo "$fuzz_dir/python.dict" ;; esac
 }
 
+# What a CI log needs to reproduce a failure without the machine's files: the random seed,
+# the log's last lines without libFuzzer's progress lines (the sanitizer's report, an uncaught
+# exception's message or the invariant that failed, and the stack), and every artifact of
+# up to 4 KiB as base64 (`base64 -d > crash` and replay it, "Reproduce a crash" in docs/fuzzing.md).
+report_failure() {
+  local log=$1 artifacts=$2
+  grep -m1 -E '^INFO: Seed:' "$log" || true
+  grep -vE '^#[0-9]+\s' "$log" | tail -n 60 | sed 's/^/  | /'
+  local f
+  for f in "$artifacts"/*; do
+    [ -f "$f" ] || continue
+    if [ "$(stat -c %s "$f")" -le 4096 ]; then
+      printf '  artifact %s (base64):\n' "$(basename "$f")"
+      base64 -w 100 "$f" | sed 's/^/    /'
+    else
+      printf '  artifact %s: %s bytes, too large to print\n' "$(basename "$f")" "$(stat -c %s "$f")"
+    fi
+  done
+}
+
 run_target() {  # target -> 0 when nothing was found
   local t=$1 corpus=$build/corpus/$1 artifacts=$build/artifacts/$1 log=$build/logs/$1.log
   mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
@@ -63,7 +83,7 @@ run_target() {  # target -> 0 when nothing was found
     "$(find "$corpus" -type f | wc -l)"
   if [ "$status" -ne 0 ]; then
     printf ' -- FAILED (exit %s), see %s and %s\n' "$status" "$log" "$artifacts"
-    grep -E 'ERROR:|invariant violated|Test unit written' "$log" | head -5 || true
+    report_failure "$log" "$artifacts"
     return 1
   fi
   printf '\n'

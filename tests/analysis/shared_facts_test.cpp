@@ -3,6 +3,7 @@
 // ownership, torch's DataLoader and the "targets CUDA" scan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "analysis/frameworks.h"
@@ -96,6 +97,20 @@ TEST(ReachingValues, TupleUnpackingIsNotFollowed) {
       "def f(x):\n"
       "    y, z = model(x)\n"
       "    return loss(y)\n");
+  EXPECT_TRUE(reaching_values(p.model, "y", p.find("y", "loss("), p.function_scope("f")).empty());
+}
+
+// Found by the analysis fuzz target: a binding whose right side did not parse has no value
+// node, and following it reached tree-sitter with a null node (a crash without sanitizers).
+TEST(ReachingValues, ABindingWithoutAValueIsNotFollowed) {
+  Parsed p(
+      "def f(net, xb):\n"
+      "    y = net(xb)\n"
+      "    y =else: net(xb)\n"
+      "    return loss(y)\n");
+  const auto* sites = p.model.bindings_of("y", p.function_scope("f"));
+  ASSERT_NE(sites, nullptr);
+  ASSERT_TRUE(std::any_of(sites->begin(), sites->end(), [](const BindingSite& b) { return is_null(b.value); }));
   EXPECT_TRUE(reaching_values(p.model, "y", p.find("y", "loss("), p.function_scope("f")).empty());
 }
 
