@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -160,6 +162,7 @@ class Reader {
     if (text_of(op, src_) != "-") return std::nullopt;
     auto v = fold(ts_node_named_child(e, 0), scope, depth + 1);
     if (!v || (v->kind != Folded::Kind::Int && v->kind != Folded::Kind::Float)) return std::nullopt;
+    if (v->kind == Folded::Kind::Int && v->i == INT64_MIN) return std::nullopt;
     v->i = -v->i;
     v->f = -v->f;
     return v;
@@ -173,15 +176,34 @@ class Reader {
     Folded f = folded(Folded::Kind::Int);
     f.site = e;
     f.via = "arithmetic";
-    if (op == "+") f.i = a->i + b->i;
-    else if (op == "-") f.i = a->i - b->i;
-    else if (op == "*") f.i = a->i * b->i;
-    else if (op == "//" && b->i != 0) f.i = a->i / b->i;
-    else if (op == "**" && b->i >= 0 && b->i < 63) {
-      f.i = 1;
-      for (int64_t n = 0; n < b->i; ++n) f.i *= a->i;
-    } else return std::nullopt;
+    std::optional<int64_t> v = int_arithmetic(op, a->i, b->i);
+    if (!v) return std::nullopt;
+    f.i = *v;
     return f;
+  }
+
+  // Python's integers do not overflow; a value past int64 is no size we could use, so it
+  // does not fold (rather than wrap into a plausible-looking one). `//` floors as Python does.
+  static std::optional<int64_t> int_arithmetic(std::string_view op, int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (op == "+") return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+    if (op == "-") return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+    if (op == "*") return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
+    if (op == "//") {
+      if (b == 0 || (a == INT64_MIN && b == -1)) return std::nullopt;
+      r = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --r;
+      return r;
+    }
+    if (op == "**" && b >= 0) {
+      if (a == 0 || a == 1) return b == 0 ? 1 : a;
+      if (a == -1) return b % 2 ? -1 : 1;
+      r = 1;  // |a| >= 2: overflows within 63 steps, so the loop is short
+      for (int64_t n = 0; n < b; ++n)
+        if (__builtin_mul_overflow(r, a, &r)) return std::nullopt;
+      return r;
+    }
+    return std::nullopt;
   }
 
   // A name with exactly one visible assignment folds to that value; several assignments
@@ -336,10 +358,20 @@ class Reader {
     return s;
   }
 
+  // The largest value a field of type T (an integer, or an optional one) holds.
+  template <class T>
+  static constexpr int64_t largest() {
+    if constexpr (requires { typename T::value_type; }) return std::numeric_limits<typename T::value_type>::max();
+    else return std::numeric_limits<T>::max();
+  }
+
   template <class T>
   void set_int(Field<T>& f, const Reading& r, std::string_view what) const {
     if (is_null(r.use)) return;
-    if (r.value && r.value->kind == Folded::Kind::Int && r.value->i > 0) {
+    // A value past what the field holds (`2 ** 40` as a batch size) is not read: narrowed,
+    // it would be some other, plausible number.
+    if (r.value && r.value->kind == Folded::Kind::Int && r.value->i > 0 &&
+        r.value->i <= largest<T>()) {
       f.set(static_cast<T>(r.value->i), source_of(r, what));
     } else {
       Reading unknown = r;
@@ -961,10 +993,13 @@ std::vector<ScriptJob> Reader::jobs() {
   }
   for (auto& [index, r] : pending_new_tokens_) {
     JobSpec& spec = out[index].spec;
-    if (r.value && r.value->kind == Folded::Kind::Int && spec.prompt_len.value) {
+    int context = 0;
+    if (r.value && r.value->kind == Folded::Kind::Int && spec.prompt_len.value && r.value->i >= 0 &&
+        r.value->i <= std::numeric_limits<int>::max() &&
+        !__builtin_add_overflow(*spec.prompt_len.value, static_cast<int>(r.value->i), &context)) {
       Source s = source_of(r, "max_new_tokens");
       s.detail += " + the prompt's max_length";
-      spec.max_context.set(*spec.prompt_len.value + static_cast<int>(r.value->i), s);
+      spec.max_context.set(context, s);
     } else {
       spec.max_context.source = source_of(Reading{std::nullopt, r.use, text(r.use)}, "max_new_tokens");
       spec.max_context.source.blocking_expression = text(r.use) + " (prompt length unknown)";

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -215,6 +216,33 @@ TEST(ScriptReader, CheckpointingIsEnabledOnTheModelNotOnAnyReceiver) {
   auto on_other = read_jobs(head + "settings = load_settings()\nsettings.gradient_checkpointing_enable()\n" + loop);
   ASSERT_EQ(on_other.size(), 1u);
   EXPECT_EQ(on_other[0].spec.gradient_checkpointing.source.kind, SourceKind::Default);
+}
+
+// The batch size a script computes as `BATCH = <expr>`, as read (nullopt: not a known value).
+std::optional<int64_t> batch_of(const std::string& expr) {
+  const auto jobs = read_jobs("import torch\nfrom torch.utils.data import DataLoader\nBATCH = " + expr +
+                              "\nmodel = build().cuda()\nloader = DataLoader(ds, batch_size=BATCH)\n"
+                              "for x in loader:\n    model(x).sum().backward()\n");
+  if (jobs.size() != 1 || jobs[0].spec.batch_size.source.kind != SourceKind::Script) return std::nullopt;
+  return jobs[0].spec.batch_size.value;
+}
+
+TEST(ScriptReader, IntegerArithmeticFoldsAsPythonComputesIt) {
+  EXPECT_EQ(batch_of("4 * 8"), 32);
+  EXPECT_EQ(batch_of("2 ** 5"), 32);
+  EXPECT_EQ(batch_of("100 - 36"), 64);
+  EXPECT_EQ(batch_of("-65 // 2 * -1"), 33);  // floor division: -65 // 2 is -33 in Python
+  EXPECT_EQ(batch_of("65 // 2"), 32);
+  EXPECT_EQ(batch_of("1 ** 1000000000000000000"), 1);  // no loop of 10^18 steps
+}
+
+TEST(ScriptReader, ArithmeticPastInt64DoesNotFoldToAWrappedValue) {
+  EXPECT_EQ(batch_of("9999999999 * 9999999999"), std::nullopt);
+  EXPECT_EQ(batch_of("9223372036854775807 + 1"), std::nullopt);
+  EXPECT_EQ(batch_of("-9223372036854775807 - 2"), std::nullopt);
+  EXPECT_EQ(batch_of("3 ** 40 * 3 ** 40"), std::nullopt);
+  EXPECT_EQ(batch_of("2 ** 63"), std::nullopt);
+  EXPECT_EQ(batch_of("1 // 0"), std::nullopt);
 }
 
 }  // namespace
