@@ -43,15 +43,16 @@ bool same_states(const Env& a, const Env& b) {
   return true;
 }
 
-Env join_envs(const Env& a, const Env& b) {
-  Env out = a;
-  for (const auto& [k, v] : b) {
-    auto it = out.find(k);
-    out[k] = it == out.end() ? join(Value::unknown(), v) : join(it->second, v);
+// `a` by value: callers whose left side is dead afterwards move it in, and an environment is
+// a hash map of names (copying one at every branch was the interpreter's largest cost).
+Env join_envs(Env a, const Env& b) {
+  for (auto& [k, v] : a) {
+    auto it = b.find(k);
+    v = it == b.end() ? join(v, Value::unknown()) : join(v, it->second);
   }
-  for (auto& [k, v] : out)
-    if (!b.count(k)) v = join(v, Value::unknown());
-  return out;
+  for (const auto& [k, v] : b)
+    if (!a.count(k)) a.emplace(k, join(Value::unknown(), v));
+  return a;
 }
 
 using names::last_segment;
@@ -460,30 +461,28 @@ struct Provenance::Interpreter {
     Env before = env;
     bool grad_before = grad_enabled;
     walk_block(field(s, k.f_consequence));
-    Env merged = env;
+    Env merged = std::move(env);  // every path below assigns env before reading it
     // Autograd is off after the `if` only when every path turned it off.
     bool any_enabled = grad_enabled;
     bool has_else = false;
-    uint32_t n = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < n; ++i) {
-      TSNode c = ts_node_named_child(s, i);
+    for (TSNode c : named_children(s)) {
       if (is(c, k.elif_clause)) {
         env = before;
         grad_enabled = grad_before;
         eval(field(c, k.f_condition));
         walk_block(field(c, k.f_consequence));
-        merged = join_envs(merged, env);
+        merged = join_envs(std::move(merged), env);
         any_enabled = any_enabled || grad_enabled;
       } else if (is(c, k.else_clause)) {
         has_else = true;
         env = before;
         grad_enabled = grad_before;
         walk_block(field(c, k.f_body));
-        merged = join_envs(merged, env);
+        merged = join_envs(std::move(merged), env);
         any_enabled = any_enabled || grad_enabled;
       }
     }
-    env = has_else ? merged : join_envs(merged, before);
+    env = has_else ? std::move(merged) : join_envs(std::move(merged), before);
     grad_enabled = any_enabled || (!has_else && grad_before);
   }
 
@@ -497,7 +496,7 @@ struct Provenance::Interpreter {
       entry = next;
       env = next;
     }
-    env = join_envs(entry, env);
+    env = join_envs(std::move(entry), env);
   }
 
   void walk_for(TSNode s) {
@@ -574,15 +573,15 @@ struct Provenance::Interpreter {
         uint32_t cn = ts_node_named_child_count(c);
         for (uint32_t j = 0; j < cn; ++j)
           if (is(ts_node_named_child(c, j), k.block)) walk_block(ts_node_named_child(c, j));
-        merged = join_envs(merged, env);
+        merged = join_envs(std::move(merged), env);
       } else if (is(c, k.else_clause)) {
         walk_block(field(c, k.f_body));
-        merged = join_envs(merged, env);
+        merged = join_envs(std::move(merged), env);
       } else if (is(c, k.finally_clause)) {
         finally = c;
       }
     }
-    env = merged;
+    env = std::move(merged);
     if (!is_null(finally)) {
       uint32_t cn = ts_node_named_child_count(finally);
       for (uint32_t j = 0; j < cn; ++j)
@@ -600,9 +599,9 @@ struct Provenance::Interpreter {
       env = before;
       TSNode cb = field(c, k.f_consequence);
       if (!is_null(cb)) walk_block(cb);
-      merged = join_envs(merged, env);
+      merged = join_envs(std::move(merged), env);
     }
-    env = merged;
+    env = std::move(merged);
   }
 
   void walk_return(TSNode s) {
