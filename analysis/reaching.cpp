@@ -39,9 +39,9 @@ std::vector<TSNode> reaching_values(const ModuleModel& model, std::string_view d
   std::vector<TSNode> found;
   for (const BindingSite& b : *sites) {
     if (b.arity > 1) return {};  // unpacked tuples are not followed
-    // No value to follow: `x: int` declared only, or a right side the parser could not read
-    // (`x =else: f()`). What reaches the use is then unknown, as for a tuple.
-    if (is_null(b.value)) return {};
+    // No value, so no assignment to follow: `x: int` only declares, and a right side the
+    // parser could not read (`x =else: f()`) assigns nothing we can see.
+    if (is_null(b.value)) continue;
     if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
     // An assignment in a block around the use replaces every earlier one.
     if (local && encloses(enclosing_block(b.value), use)) found.clear();

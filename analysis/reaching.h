@@ -13,8 +13,9 @@ namespace preflight::analysis {
 // The values assigned to `dotted` that can reach `use` (seen from `scope`). For a local of
 // `scope`: the last assignment before the use in a block enclosing it, plus any in nested
 // blocks (branches, loops) after that one and still before the use. For instance state or a
-// name of an enclosing scope: every assignment. Empty when a tuple unpacking binds it (the
-// element is not followed), when a binding has no value to follow, or when nothing does.
+// name of an enclosing scope: every assignment. A binding without a value (`x: int`,
+// an unparsable right side) is passed over. Empty when a tuple unpacking binds it (the
+// element is not followed) or nothing does.
 std::vector<TSNode> reaching_values(const ModuleModel& model, std::string_view dotted,
                                     TSNode use, int scope);
 

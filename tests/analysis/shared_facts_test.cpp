@@ -102,7 +102,8 @@ TEST(ReachingValues, TupleUnpackingIsNotFollowed) {
 
 // Found by the analysis fuzz target: a binding whose right side did not parse has no value
 // node, and following it reached tree-sitter with a null node (a crash without sanitizers).
-TEST(ReachingValues, ABindingWithoutAValueIsNotFollowed) {
+// Such a binding, like a bare declaration, assigns nothing: the values around it still reach.
+TEST(ReachingValues, ABindingWithoutAValueIsPassedOver) {
   Parsed p(
       "def f(net, xb):\n"
       "    y = net(xb)\n"
@@ -111,7 +112,20 @@ TEST(ReachingValues, ABindingWithoutAValueIsNotFollowed) {
   const auto* sites = p.model.bindings_of("y", p.function_scope("f"));
   ASSERT_NE(sites, nullptr);
   ASSERT_TRUE(std::any_of(sites->begin(), sites->end(), [](const BindingSite& b) { return is_null(b.value); }));
-  EXPECT_TRUE(reaching_values(p.model, "y", p.find("y", "loss("), p.function_scope("f")).empty());
+  std::vector<TSNode> values = reaching_values(p.model, "y", p.find("y", "loss("), p.function_scope("f"));
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(value_text(p, values[0]), "net(xb)");
+}
+
+TEST(ReachingValues, ADeclarationDoesNotHideTheAssignmentAfterIt) {
+  Parsed p(
+      "def f(net, xb):\n"
+      "    y: torch.Tensor\n"
+      "    y = torch.sigmoid(net(xb))\n"
+      "    return loss(y)\n");
+  std::vector<TSNode> values = reaching_values(p.model, "y", p.find("y", "loss("), p.function_scope("f"));
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(value_text(p, values[0]), "torch.sigmoid(net(xb))");
 }
 
 TEST(LastAssignment, LastPlainAssignmentBeforeTheOffsetOutsideNestedDefinitions) {
