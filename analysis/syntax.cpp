@@ -273,9 +273,7 @@ TSNode positional_arg(TSNode call, unsigned index) {
   TSNode args = field(call, k.f_arguments);
   if (!is(args, k.argument_list)) return TSNode{};
   unsigned seen = 0;
-  uint32_t n = ts_node_named_child_count(args);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode a = ts_node_named_child(args, i);
+  for (TSNode a : Children(args, true)) {
     TSSymbol s = sym(a);
     if (s == k.keyword_argument || s == k.list_splat || s == k.dictionary_splat || s == k.comment)
       continue;
@@ -288,12 +286,8 @@ TSNode keyword_arg(TSNode call, std::string_view name, std::string_view src) {
   const Kinds& k = kinds();
   TSNode args = field(call, k.f_arguments);
   if (!is(args, k.argument_list)) return TSNode{};
-  uint32_t n = ts_node_named_child_count(args);
-  for (uint32_t i = 0; i < n; ++i) {
-    TSNode a = ts_node_named_child(args, i);
-    if (is(a, k.keyword_argument) && text_of(field(a, k.f_name), src) == name)
-      return field(a, k.f_value);
-  }
+  for (TSNode a : Children(args, true))
+    if (is(a, k.keyword_argument) && text_of(field(a, k.f_name), src) == name) return field(a, k.f_value);
   return TSNode{};
 }
 

@@ -79,9 +79,10 @@ std::string parse_view(std::string_view text);
 
 // --- node helpers -------------------------------------------------------------------------
 
-inline bool is_null(TSNode n) { return ts_node_is_null(n); }
-inline TSSymbol sym(TSNode n) { return ts_node_symbol(n); }
-inline bool is(TSNode n, TSSymbol s) { return !ts_node_is_null(n) && ts_node_symbol(n) == s; }
+// ts_node_is_null is `id == 0` (node.c); comparing here saves a call on every test.
+inline bool is_null(TSNode n) { return n.id == nullptr; }
+inline TSSymbol sym(TSNode n) { return pf_node_symbol(n); }
+inline bool is(TSNode n, TSSymbol s) { return n.id != nullptr && pf_node_symbol(n) == s; }
 inline TSNode field(TSNode n, TSFieldId f) { return pf_node_child_by_field_id(n, f); }
 inline ByteRange range_of(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
 inline const void* node_id(TSNode n) { return n.id; }

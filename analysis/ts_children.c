@@ -119,6 +119,13 @@ static bool first_visible_child(TSNode node, TSNode *out) {
   }
 }
 
+TSSymbol pf_node_symbol(TSNode node) {
+  // ts_node__alias, ts_subtree_symbol and ts_language_public_symbol (node.c, language.c), inlined.
+  TSSymbol symbol = node.context[3];
+  if (!symbol) symbol = ts_subtree_symbol(*(const Subtree *)node.id);
+  return symbol == ts_builtin_sym_error ? symbol : node.tree->language->public_symbol_map[symbol];
+}
+
 static TSNode null_node(void) { return (TSNode){{0, 0, 0, 0}, NULL, NULL}; }
 
 // ts_node_child_by_field_id (node.c) step for step, without a node built for each child

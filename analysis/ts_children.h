@@ -19,6 +19,9 @@ uint32_t pf_node_children(TSNode node, bool named_only, TSNode *out, uint32_t ca
 // The same node as ts_node_child_by_field_id(node, field_id), found with less work.
 TSNode pf_node_child_by_field_id(TSNode node, TSFieldId field_id);
 
+// ts_node_symbol(node) in one call instead of three: rules ask it of nearly every node.
+TSSymbol pf_node_symbol(TSNode node);
+
 // What a walk over every node of a tree learns without visiting each through the public API.
 typedef struct {
   uint32_t node_count;  // `root` and every node below it, named or not (as a tree cursor visits)

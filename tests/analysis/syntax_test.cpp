@@ -372,12 +372,14 @@ void expect_scan_matches_cursor_walk(TSNode root, const std::string& label) {
 }
 
 // Every node's children as Children gathers them must be ts_node_child(n, i) /
-// ts_node_named_child(n, i), in order, and field(n, f) must be ts_node_child_by_field_id: the one-pass gatherer reads the runtime's private
-// layout (ts_children.c), and this is what holds it to the public API after an upgrade.
+// ts_node_named_child(n, i), in order, field(n, f) must be ts_node_child_by_field_id and sym(n)
+// ts_node_symbol: the one-pass gatherer and the symbol read use the runtime's private layout
+// (ts_children.c), and this is what holds them to the public API after an upgrade.
 void expect_children_match_public_api(TSNode root, const std::string& label) {
   size_t checked = 0;
   const auto field_count = static_cast<TSFieldId>(ts_language_field_count(tree_sitter_python()));
   for_each_node(root, [&](TSNode n, uint32_t) {
+    ASSERT_EQ(sym(n), ts_node_symbol(n)) << label << " " << ts_node_type(n) << " at " << ts_node_start_byte(n);
     Children all = all_children(n), named = named_children(n);
     ASSERT_EQ(all.size(), ts_node_child_count(n)) << label << " at " << ts_node_start_byte(n);
     ASSERT_EQ(named.size(), ts_node_named_child_count(n)) << label << " at " << ts_node_start_byte(n);
