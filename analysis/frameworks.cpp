@@ -49,7 +49,7 @@ std::optional<FrameworkOwner> bound_owner(const ModuleModel& model, const std::s
     for (const BindingSite& b : it->second) {
       TSNode v = unparenthesize(b.value);
       if (!is(v, k.call)) continue;
-      auto q = model.qualified_name(field(v, k.f_function));
+      auto q = model.qualified_callee(v);
       if (auto f = q ? framework_of_package(*q) : std::nullopt) return FrameworkOwner{*f, OwnedBy::Binding, v};
     }
     return std::nullopt;

@@ -1,5 +1,6 @@
 #include "analysis/module_model.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "analysis/names.h"
@@ -64,8 +65,14 @@ struct ModuleModel::Builder {
     m.function_by_node_[node_id(n)] = idx;
     m.functions_by_name_[f.name].push_back(idx);
     m.functions_.push_back(std::move(f));
-    walk_children(field(n, k.f_parameters), own);  // default values
-    walk(field(n, k.f_body), own);
+    // Every child is walked, so every call of the file is met (the call table relies on it):
+    // parameters (default values) and body in the function's scope, the rest (return
+    // annotation, type parameters) in the enclosing one.
+    TSNode params = field(n, k.f_parameters), body = field(n, k.f_body);
+    for_each_named_child(n, [&](TSNode c) {
+      if (ts_node_eq(c, params)) walk_children(c, own);
+      else walk(c, ts_node_eq(c, body) ? own : scope);
+    });
   }
 
   void collect_params(TSNode params, std::vector<Parameter>& out) {
@@ -106,7 +113,9 @@ struct ModuleModel::Builder {
     m.classes_.push_back(std::move(c));
     int own = open_scope(ScopeKind::Class, m.classes_[idx].name, n, scope);
     m.scopes_[own].class_index = idx;
-    walk(field(n, k.f_body), own);
+    // Superclasses (`class A(make_base()):`) are evaluated in the enclosing scope.
+    TSNode body = field(n, k.f_body);
+    for_each_named_child(n, [&](TSNode child) { walk(child, ts_node_eq(child, body) ? own : scope); });
   }
 
   void on_assignment(TSNode n, int scope) {
@@ -204,7 +213,13 @@ struct ModuleModel::Builder {
   }
 
   void on_call(TSNode n, int scope) {
-    if (callee_leaf(n, m.src_) != "backward") return;
+    CallSite site;
+    site.id = node_id(n);
+    site.start = ts_node_start_byte(n);
+    site.callee = field(n, k.f_function);
+    site.leaf = analysis::callee_leaf(n, m.src_);
+    m.calls_.push_back(site);
+    if (site.leaf != "backward") return;
     m.touches_torch_ = true;
     int f = m.enclosing_function(scope);
     // Nested functions are separate units: only the innermost function is marked.
@@ -251,6 +266,66 @@ ModuleModel::ModuleModel(TSNode root, std::string_view source) : root_(root), sr
   int module = b.open_scope(ScopeKind::Module, "<module>", root, -1);
   b.walk_children(root, module);
   b.finish_classes();
+  index_call_names();
+}
+
+// After the walk, so that an import below its first use still names the call.
+void ModuleModel::index_call_names() {
+  if (!std::is_sorted(calls_.begin(), calls_.end(),
+                      [](const CallSite& a, const CallSite& b) { return a.start < b.start; }))
+    std::stable_sort(calls_.begin(), calls_.end(), [](const CallSite& a, const CallSite& b) { return a.start < b.start; });
+  for (CallSite& c : calls_) {
+    auto q = qualified_name(c.callee);
+    if (!q) continue;
+    std::string_view written = text_of(c.callee, src_);
+    if (*q == written) {
+      c.name = CallSite::Name::InSource;
+      c.name_at = ts_node_start_byte(c.callee);
+    } else {
+      c.name = CallSite::Name::InNames;
+      c.name_at = static_cast<uint32_t>(call_names_.size());
+      call_names_ += *q;
+    }
+    c.name_size = static_cast<uint32_t>(q->size());
+  }
+}
+
+const ModuleModel::CallSite* ModuleModel::call_site(TSNode call) const {
+  if (is_null(call)) return nullptr;
+  uint32_t start = ts_node_start_byte(call);
+  auto it = std::lower_bound(calls_.begin(), calls_.end(), start,
+                             [](const CallSite& c, uint32_t at) { return c.start < at; });
+  for (; it != calls_.end() && it->start == start; ++it)
+    if (it->id == node_id(call)) return &*it;
+  return nullptr;
+}
+
+TSNode ModuleModel::callee_of(TSNode call) const {
+  const CallSite* c = call_site(call);
+  return c ? c->callee : field(call, kinds().f_function);
+}
+
+std::string_view ModuleModel::callee_leaf(TSNode call) const {
+  const CallSite* c = call_site(call);
+  return c ? c->leaf : analysis::callee_leaf(call, src_);
+}
+
+std::optional<std::string_view> ModuleModel::qualified_callee(TSNode call) const {
+  const CallSite* c = call_site(call);
+  if (!c) {
+    // Not a call of this tree (the builder meets every one): only a name read as written
+    // can be answered with a view, and for anything but a call there is none.
+    TSNode callee = field(call, kinds().f_function);
+    auto q = qualified_name(callee);
+    if (q && *q == text_of(callee, src_)) return text_of(callee, src_);
+    return std::nullopt;
+  }
+  switch (c->name) {
+    case CallSite::Name::None: return std::nullopt;
+    case CallSite::Name::InSource: return src_.substr(c->name_at, c->name_size);
+    case CallSite::Name::InNames: return std::string_view(call_names_).substr(c->name_at, c->name_size);
+  }
+  return std::nullopt;
 }
 
 int ModuleModel::scope_opened_by(TSNode n) const {
@@ -466,10 +541,9 @@ ValueKind ModuleModel::classify_value(TSNode value, int scope, int position, int
 
 ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int depth) const {
   const Kinds& k = kinds();
-  TSNode callee = field(call, k.f_function);
-  std::string_view leaf = callee_leaf(call, src_);
-  auto q = qualified_name(callee);
-  std::string qual = q ? *q : std::string();
+  TSNode callee = callee_of(call);
+  std::string_view leaf = callee_leaf(call);
+  std::string_view qual = qualified_callee(call).value_or(std::string_view());
   std::string low = lower(qual);
   if (leaf.empty()) return ValueKind::Unknown;
   // Method chains that return their receiver: `Net().to(device)`, `model.cuda().eval()`.

@@ -119,6 +119,14 @@ class ModuleModel {
   // import are returned as written; nullopt for non-dotted expressions.
   std::optional<std::string> qualified_name(TSNode expr) const;
 
+  // What the rules ask of nearly every call, read once when the model is built: the callee
+  // (`function` child), callee_leaf(call) and qualified_name(callee). `call` is a call node of
+  // this model's tree; for any other node these answer as the free functions would.
+  TSNode callee_of(TSNode call) const;
+  std::string_view callee_leaf(TSNode call) const;
+  // A view into the model (or its source), valid as long as the model is.
+  std::optional<std::string_view> qualified_callee(TSNode call) const;
+
   // Classification of a dotted name as seen from `scope`, reading its binding first.
   ValueKind kind_of(std::string_view dotted, int scope) const;
   ValueKind classify_value(TSNode value, int scope, int position = -1, int depth = 0) const;
@@ -147,8 +155,24 @@ class ModuleModel {
   ValueKind classify_call(TSNode call, int scope, int position, int depth) const;
   ValueKind kind_from_annotation(TSNode annotation) const;
 
+  // One row per call node, in preorder (so sorted by start byte; calls sharing a start, as in
+  // `f(x)(y)`, are told apart by id). The qualified name lies in the source when it reads as
+  // written there, else in `call_names_`.
+  struct CallSite {
+    const void* id = nullptr;
+    uint32_t start = 0;
+    enum class Name : uint8_t { None, InSource, InNames } name = Name::None;
+    uint32_t name_at = 0, name_size = 0;
+    TSNode callee{};
+    std::string_view leaf;
+  };
+  const CallSite* call_site(TSNode call) const;
+  void index_call_names();
+
   TSNode root_;
   std::string_view src_;
+  std::vector<CallSite> calls_;
+  std::string call_names_;
   std::vector<Scope> scopes_;
   std::vector<FunctionInfo> functions_;
   std::vector<ClassInfo> classes_;

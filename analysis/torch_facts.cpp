@@ -3,11 +3,10 @@
 namespace preflight::analysis {
 
 bool is_torch_dataloader(const ModuleModel& model, TSNode call) {
-  TSNode callee = field(call, kinds().f_function);
-  auto dotted = dotted_name(callee, model.source());
-  auto q = model.qualified_name(callee);
-  if (!dotted || !q) return false;
-  if (*q != "DataLoader" && !q->ends_with(".DataLoader")) return false;
+  auto q = model.qualified_callee(call);
+  if (!q || (*q != "DataLoader" && !q->ends_with(".DataLoader"))) return false;
+  auto dotted = dotted_name(model.callee_of(call), model.source());
+  if (!dotted) return false;
   std::string first = dotted->substr(0, dotted->find('.'));
   if (model.import_of(first)) return q->starts_with("torch");
   if (*dotted == "DataLoader")
@@ -52,9 +51,9 @@ void CudaTargetScan::note_string(TSNode n) {
 void CudaTargetScan::note_call(TSNode call) {
   const Kinds& k = kinds();
   std::string_view src = model_.source();
-  TSNode callee = field(call, k.f_function);
-  std::string_view leaf = callee_leaf(call, src);
-  auto q = model_.qualified_name(callee);
+  TSNode callee = model_.callee_of(call);
+  std::string_view leaf = model_.callee_leaf(call);
+  auto q = model_.qualified_callee(call);
   if (is(callee, k.attribute) && leaf == "cuda") return note(call, "a `.cuda()` call");
   if (q && q->starts_with("torch.cuda.")) return note(call, "a `torch.cuda` call");
   if (is(callee, k.attribute) && leaf == "to" && is(positional_arg(call, 0), k.integer))

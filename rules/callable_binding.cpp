@@ -28,8 +28,8 @@ std::vector<BindingSite> CallableBinding::class_attribute_bindings(std::string_v
 std::string CallableBinding::callable_leaf(TSNode value, int scope, int depth) const {
   value = unparenthesize(value);
   while (is(value, kinds().call)) {
-    TSNode callee = field(value, kinds().f_function);
-    std::string_view leaf = callee_leaf(value, model_.source());
+    TSNode callee = model_.callee_of(value);
+    std::string_view leaf = model_.callee_leaf(value);
     static constexpr std::string_view kChain[] = {"to", "cuda", "cpu", "half", "float", "double",
                                                   "bfloat16", "train", "eval"};
     bool chain = is(callee, kinds().attribute) && std::find(std::begin(kChain), std::end(kChain), leaf) != std::end(kChain);
@@ -80,15 +80,15 @@ std::string CallableBinding::applied_callable(TSNode call, int scope,
                                               TSNode* site) const {
   const Kinds& k = kinds();
   std::string_view src = model_.source();
-  TSNode callee = field(call, k.f_function);
-  std::string_view leaf = callee_leaf(call, src);
+  TSNode callee = model_.callee_of(call);
+  std::string_view leaf = model_.callee_leaf(call);
   if (std::find(functionals.begin(), functionals.end(), leaf) != functionals.end()) {
     bool local_form = is(callee, k.identifier) ||
                       (is(callee, k.attribute) && text_of(field(callee, k.f_object), src) == "self");
     return local_form && model_.functions_named(leaf) ? std::string() : std::string(leaf);
   }
   if (is(callee, k.call)) {  // nn.CrossEntropyLoss()(logits, y)
-    std::string_view inner = callee_leaf(callee, src);
+    std::string_view inner = model_.callee_leaf(callee);
     *site = callee;
     return inner.ends_with("Loss") ? std::string(inner) : std::string();
   }

@@ -69,7 +69,7 @@ class Check final : public RuleCheck {
       for (const BindingSite& b : *sites) {
         TSNode v = unparenthesize(b.value);
         if (!is(v, k.call)) continue;
-        std::string_view leaf = callee_leaf(v, ctx.source);
+        std::string_view leaf = ctx.model.callee_leaf(v);
         if (names::is_tensor_factory(leaf) || leaf.starts_with("new_") || leaf == "clone" ||
             leaf == "empty_strided")
           return true;

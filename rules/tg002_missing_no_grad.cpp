@@ -103,7 +103,7 @@ struct Checker final : RuleCheck {
 
   void on_call(TSNode call, const WalkState& st) {
     Unit& unit = stack.back();
-    std::string_view leaf = callee_leaf(call, ctx.source);
+    std::string_view leaf = ctx.model.callee_leaf(call);
     TSNode callee = field(call, k.f_function);
     if ((leaf == "eval" || leaf == "train") && is(callee, k.attribute)) {
       auto recv = dotted_name(field(callee, k.f_object), ctx.source);

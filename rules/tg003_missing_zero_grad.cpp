@@ -29,7 +29,7 @@ struct Checker final : RuleCheck {
   }
 
   void enter(TSNode n, const WalkState& st) override {
-    if (!is(n, k.call) || callee_leaf(n, ctx.source) != "backward") return;
+    if (!is(n, k.call) || ctx.model.callee_leaf(n) != "backward") return;
     TSNode callee = field(n, k.f_function);
     if (!is(callee, k.attribute)) return;  // bare backward(loss): not a gradient step
     const LoopFrame* loop = st.innermost_loop();
@@ -74,7 +74,7 @@ struct Checker final : RuleCheck {
     if (depth > 3) return false;
     TSSymbol s = sym(n);
     if (s == k.call) {
-      std::string_view leaf = callee_leaf(n, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(n);
       if (leaf == "zero_grad") return true;
       TSNode callee = field(n, k.f_function);
       if ((leaf == "zero_" || leaf == "detach_") && is(callee, k.attribute) &&
@@ -104,7 +104,7 @@ struct Checker final : RuleCheck {
 
   // `R.step(...)` where R is an optimizer (by binding, else by name; never a scheduler).
   TSNode optimizer_step(TSNode n, int scope) const {
-    if (is(n, k.call) && callee_leaf(n, ctx.source) == "step") {
+    if (is(n, k.call) && ctx.model.callee_leaf(n) == "step") {
       TSNode callee = field(n, k.f_function);
       if (is(callee, k.attribute)) {
         auto recv = dotted_name(field(callee, k.f_object), ctx.source);

@@ -82,7 +82,7 @@ struct Checker final : RuleCheck {
     if (is_null(e) || depth > 4) return false;
     if (is(e, k.call)) {
       TSNode callee = field(e, k.f_function);
-      std::string_view leaf = callee_leaf(e, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(e);
       if (is(callee, k.attribute) && (leaf == "cuda" || leaf == "to")) return true;
       TSNode device = keyword_arg(e, "device", ctx.source);
       if (!is_null(device) && string_content(device, ctx.source) != "cpu") return true;

@@ -123,10 +123,10 @@ struct Checker final : RuleCheck {
     Activation a;
     TSNode callee = field(call, k.f_function);
     if (is(callee, k.call)) {  // nn.Softmax(dim=1)(x)
-      a = {act_of(callee_leaf(callee, ctx.source)), Form::Layer, callee};
+      a = {act_of(ctx.model.callee_leaf(callee)), Form::Layer, callee};
       return a;
     }
-    std::string_view leaf = callee_leaf(call, ctx.source);
+    std::string_view leaf = ctx.model.callee_leaf(call);
     auto dotted = dotted_name(callee, ctx.source);
     bool module_fn = is(callee, k.identifier) || (dotted && ctx.model.import_of(base_of(*dotted)));
     if (!module_fn && (leaf == "softmax" || leaf == "log_softmax") && looks_like_tensor_method(call))
@@ -261,25 +261,24 @@ struct Checker final : RuleCheck {
   // --- model layer (case C) --------------------------------------------------------------
 
   void note_loss_mention(TSNode call) {
-    LossKind kind = kind_of_loss(callee_leaf(call, ctx.source));
+    LossKind kind = kind_of_loss(ctx.model.callee_leaf(call));
     TSNode& slot = kind == LossKind::CrossEntropy ? ce_use : nll_use;
     if (kind != LossKind::None && is_null(slot)) slot = call;
   }
 
   void note_sequential_head(TSNode call) {
-    TSNode callee = field(call, k.f_function);
-    auto q = ctx.model.qualified_name(callee);
+    auto q = ctx.model.qualified_callee(call);
     if (!q || (*q != "torch.nn.Sequential" && *q != "nn.Sequential" && *q != "Sequential")) return;
     TSNode last{};
     for (unsigned i = 0; !is_null(positional_arg(call, i)); ++i) last = positional_arg(call, i);
     last = unparenthesize(last);
-    if (is(last, k.call) && act_of(callee_leaf(last, ctx.source)) != Act::None &&
-        std::isupper(static_cast<unsigned char>(callee_leaf(last, ctx.source)[0])))
+    if (is(last, k.call) && act_of(ctx.model.callee_leaf(last)) != Act::None &&
+        std::isupper(static_cast<unsigned char>(ctx.model.callee_leaf(last)[0])))
       layer_heads.push_back(last);
   }
 
   void report_layer(TSNode head) {
-    Act act = act_of(callee_leaf(head, ctx.source));
+    Act act = act_of(ctx.model.callee_leaf(head));
     LossKind loss = LossKind::None;
     if (!is_null(ce_use) && (act == Act::Softmax || is_null(nll_use))) loss = LossKind::CrossEntropy;
     else if (!is_null(nll_use) && act == Act::Softmax) loss = LossKind::Nll;

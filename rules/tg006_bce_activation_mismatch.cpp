@@ -118,8 +118,8 @@ struct Checker final : RuleCheck {
   Sigmoid sigmoid_of(TSNode call, int scope) const {
     TSNode callee = field(call, k.f_function);
     if (is(callee, k.call))  // nn.Sigmoid()(x)
-      return {callee_leaf(callee, ctx.source) == "Sigmoid", Form::Layer, callee};
-    std::string_view leaf = callee_leaf(call, ctx.source);
+      return {ctx.model.callee_leaf(callee) == "Sigmoid", Form::Layer, callee};
+    std::string_view leaf = ctx.model.callee_leaf(call);
     auto dotted = dotted_name(callee, ctx.source);
     bool module_fn = is(callee, k.identifier) || (dotted && ctx.model.import_of(base_of(*dotted)));
     if (!module_fn && leaf == "sigmoid" && is_null(positional_arg(call, 0)))
@@ -156,8 +156,8 @@ struct Checker final : RuleCheck {
 
   bool call_squashes(TSNode call, int scope) const {
     TSNode callee = field(call, k.f_function);
-    if (squashing_leaf(callee_leaf(call, ctx.source))) return true;
-    if (is(callee, k.call) && squashing_leaf(callee_leaf(callee, ctx.source))) return true;
+    if (squashing_leaf(ctx.model.callee_leaf(call))) return true;
+    if (is(callee, k.call) && squashing_leaf(ctx.model.callee_leaf(callee))) return true;
     if (sigmoid_of(call, scope).found) return true;
     if (int body = local_body(call, scope); body >= 0)
       return subtree_squashes(ctx.model.functions()[body].node);
@@ -169,7 +169,7 @@ struct Checker final : RuleCheck {
     for (TSNode v : held) {
       if (subtree_squashes(v)) return true;  // nn.Sequential(..., nn.Sigmoid())
       if (built_by_unseen_code(v)) return true;  // its forward is in another file: not guessed
-      int cls = is(v, k.call) ? ctx.model.class_named(callee_leaf(v, ctx.source)) : -1;
+      int cls = is(v, k.call) ? ctx.model.class_named(ctx.model.callee_leaf(v)) : -1;
       if (cls >= 0 && subtree_squashes(ctx.model.classes()[cls].node)) return true;
     }
     return false;
@@ -190,7 +190,7 @@ struct Checker final : RuleCheck {
       TSNode v = unparenthesize(b.value);
       int pos = b.arity > 1 ? b.position : 0;
       for (int hops = 0; hops < 4 && is(v, k.call); ++hops) {
-        std::string_view leaf = callee_leaf(v, ctx.source);
+        std::string_view leaf = ctx.model.callee_leaf(v);
         if (std::find(std::begin(kWrappers), std::end(kWrappers), leaf) == std::end(kWrappers)) break;
         TSNode callee_v = field(v, k.f_function);
         bool method_chain = leaf == "to" || leaf == "cuda" || leaf == "float" || leaf == "half" ||
@@ -243,8 +243,8 @@ struct Checker final : RuleCheck {
   bool subtree_squashes(TSNode n) const {
     if (is(n, k.call)) {
       TSNode callee = field(n, k.f_function);
-      if (squashing_leaf(callee_leaf(n, ctx.source))) return true;
-      if (is(callee, k.call) && squashing_leaf(callee_leaf(callee, ctx.source))) return true;
+      if (squashing_leaf(ctx.model.callee_leaf(n))) return true;
+      if (is(callee, k.call) && squashing_leaf(ctx.model.callee_leaf(callee))) return true;
     }
     bool found = false;
     for_each_named_child(n, [&](TSNode c) { found = found || subtree_squashes(c); });
@@ -360,14 +360,14 @@ struct Checker final : RuleCheck {
   // --- model layer -----------------------------------------------------------------------
 
   void note_layer_case(TSNode call) {
-    if (kind_of_loss(callee_leaf(call, ctx.source)) == LossKind::WithLogits && is_null(logits_use))
+    if (kind_of_loss(ctx.model.callee_leaf(call)) == LossKind::WithLogits && is_null(logits_use))
       logits_use = call;
-    auto q = ctx.model.qualified_name(field(call, k.f_function));
+    auto q = ctx.model.qualified_callee(call);
     if (!q || (*q != "torch.nn.Sequential" && *q != "nn.Sequential" && *q != "Sequential")) return;
     TSNode last{};
     for (unsigned i = 0; !is_null(positional_arg(call, i)); ++i) last = positional_arg(call, i);
     last = unparenthesize(last);
-    if (is(last, k.call) && callee_leaf(last, ctx.source) == "Sigmoid") layer_heads.push_back(last);
+    if (is(last, k.call) && ctx.model.callee_leaf(last) == "Sigmoid") layer_heads.push_back(last);
   }
 
   Finding layer_finding(TSNode head) const {

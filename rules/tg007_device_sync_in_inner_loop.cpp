@@ -60,7 +60,7 @@ struct Checker final : RuleCheck {
   }
 
   TSNode find_backward(TSNode n) const {
-    if (is(n, k.call) && callee_leaf(n, ctx.source) == "backward") return n;
+    if (is(n, k.call) && ctx.model.callee_leaf(n) == "backward") return n;
     TSNode found{};
     for_each_named_child(n, [&](TSNode c) {
       if (is_null(found)) found = find_backward(c);
@@ -79,7 +79,7 @@ struct Checker final : RuleCheck {
   TSNode direct_backward(TSNode n, bool top) const {
     if (!top && (is(n, k.for_statement) || is(n, k.while_statement) || is(n, k.function_definition)))
       return TSNode{};
-    if (is(n, k.call) && callee_leaf(n, ctx.source) == "backward") return n;
+    if (is(n, k.call) && ctx.model.callee_leaf(n) == "backward") return n;
     TSNode found{};
     for_each_named_child(n, [&](TSNode c) {
       if (is_null(found)) found = direct_backward(c, false);
@@ -117,8 +117,8 @@ struct Checker final : RuleCheck {
 
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || ctx.provenance.in_no_grad(n)) return;
-    TSNode callee = field(n, k.f_function);
-    auto q = ctx.model.qualified_name(callee);
+    TSNode callee = ctx.model.callee_of(n);
+    auto q = ctx.model.qualified_callee(n);
     if (q && (q->ends_with("cuda.synchronize") || *q == "cuda.synchronize")) return on_synchronize(n, st);
     if (!is(callee, k.attribute) || !in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source))) return;
     on_sync_method(n, st);
@@ -207,9 +207,9 @@ struct Checker final : RuleCheck {
   // `range(...)`, or a tensor iterated directly (through enumerate / zip / tqdm).
   bool per_element(TSNode iterable, int scope) const {
     TSNode bare = unparenthesize(iterable);
-    if (is(bare, k.call) && callee_leaf(bare, ctx.source) == "range") return true;
+    if (is(bare, k.call) && ctx.model.callee_leaf(bare) == "range") return true;
     for (TSNode it : unwrap_iterables(iterable, ctx.source)) {
-      if (is(it, k.call) && callee_leaf(it, ctx.source) == "range") return true;
+      if (is(it, k.call) && ctx.model.callee_leaf(it) == "range") return true;
       if (!tensor_name_reason(it, scope).empty()) return true;
     }
     return false;
@@ -230,7 +230,7 @@ struct Checker final : RuleCheck {
 
   std::string device_tensor_reason(TSNode recv, const Iteration& it, int scope) const {
     if (is(recv, k.call)) {
-      std::string_view leaf = callee_leaf(recv, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(recv);
       if (is(field(recv, k.f_function), k.attribute) && in(kTensorChain, leaf))
         return "`." + std::string(leaf) + "()` returns a tensor";
       return {};

@@ -102,14 +102,14 @@ struct Checker final : RuleCheck {
   }
 
   void on_call(TSNode call, const WalkState& st) {
-    TSNode callee = field(call, k.f_function);
-    std::string_view leaf = callee_leaf(call, ctx.source);
+    TSNode callee = ctx.model.callee_of(call);
+    std::string_view leaf = ctx.model.callee_leaf(call);
     if (leaf.empty()) return;
     if (leaf == "backward" && is(callee, k.attribute) && !trains) {
       trains = true;
       first_backward = call;
     }
-    auto q = ctx.model.qualified_name(callee);
+    auto q = ctx.model.qualified_callee(call);
     if (in(kSeedEverything, leaf) && !(is(callee, k.identifier) && ctx.model.functions_named(leaf))) {
       if (is_null(seeds_everything)) seeds_everything = call;
       return;
@@ -125,7 +125,7 @@ struct Checker final : RuleCheck {
     if (gen >= 0 && is_null(first_draw[gen])) first_draw[gen] = call;
   }
 
-  bool record_seed(TSNode call, const std::string& q, std::string_view leaf) {
+  bool record_seed(TSNode call, std::string_view q, std::string_view leaf) {
     auto set = [&](TSNode& slot) {
       if (is_null(slot)) slot = call;
       return true;
@@ -152,7 +152,7 @@ struct Checker final : RuleCheck {
     return f < 0 || (training_function[f] && !ctx.model.is_test_function(f));
   }
 
-  int generator_of(TSNode callee, const std::string& q, std::string_view leaf, int scope) const {
+  int generator_of(TSNode callee, std::string_view q, std::string_view leaf, int scope) const {
     bool numpy = q.starts_with("numpy.random.") || q.starts_with("np.random.");
     if (numpy) return in(kNumpyNonDraws, leaf) ? -1 : kNumpy;
     if (q.starts_with("random.")) return in(kStdlibDraws, leaf) ? kStdlib : -1;

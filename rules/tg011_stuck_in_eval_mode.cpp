@@ -80,7 +80,7 @@ struct Checker final : RuleCheck {
   bool is_eval_call(TSNode call) const {
     TSNode callee = field(call, k.f_function);
     if (!is(callee, k.attribute)) return false;
-    std::string_view leaf = callee_leaf(call, ctx.source);
+    std::string_view leaf = ctx.model.callee_leaf(call);
     if (leaf == "eval") return is_null(positional_arg(call, 0));
     return leaf == "train" && train_arg_is_false(call);
   }
@@ -166,7 +166,7 @@ struct Checker final : RuleCheck {
   TSNode backward_in(TSNode loop) const {
     TSNode found{};
     visit_calls(loop, 0, [&](TSNode c, int) {
-      if (is_null(found) && callee_leaf(c, ctx.source) == "backward") found = c;
+      if (is_null(found) && ctx.model.callee_leaf(c) == "backward") found = c;
     });
     return found;
   }
@@ -226,7 +226,7 @@ struct Checker final : RuleCheck {
     TSSymbol s = sym(n);
     if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
     if (s == k.call) {
-      if (callee_leaf(n, ctx.source) == "train" && is(field(n, k.f_function), k.attribute) &&
+      if (ctx.model.callee_leaf(n) == "train" && is(field(n, k.f_function), k.attribute) &&
           !train_arg_is_false(n))
         calls.push_back({n, receiver_of(n)});
       const FunctionInfo* fn = depth < kMaxHelperDepth ? local_callee(n) : nullptr;

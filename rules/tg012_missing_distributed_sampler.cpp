@@ -140,9 +140,8 @@ struct Checker final : RuleCheck {
   }
 
   void note_call(TSNode call, int fn) {
-    TSNode callee = field(call, k.f_function);
-    auto q = ctx.model.qualified_name(callee);
-    std::string_view leaf = callee_leaf(call, ctx.source);
+    auto q = ctx.model.qualified_callee(call);
+    std::string_view leaf = ctx.model.callee_leaf(call);
     if (q) {
       std::string_view ql = last_segment(*q);
       std::optional<Framework> f = framework_of_package(*q);
@@ -242,7 +241,7 @@ struct Checker final : RuleCheck {
     if (depth > 3) return true;
     if (is(e, k.none)) return false;
     if (is(e, k.call)) {
-      std::string_view leaf = callee_leaf(e, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(e);
       return leaf != "RandomSampler" && leaf != "SequentialSampler";
     }
     if (is(e, k.conditional_expression)) {
@@ -278,7 +277,7 @@ struct Checker final : RuleCheck {
     if (is_null(e) || depth > 2) return false;
     if (mentions_rank(e) || mentions_world_size(e)) return true;
     if (is(e, k.call)) {
-      std::string_view leaf = callee_leaf(e, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(e);
       if (leaf == "split_dataset_by_node" || leaf == "shard") return true;
       TSNode callee = field(e, k.f_function);
       int cls = is(callee, k.identifier) ? ctx.model.class_named(text_of(callee, ctx.source)) : -1;

@@ -158,7 +158,7 @@ struct Checker final : RuleCheck {
   }
 
   bool is_device_call(TSNode a) const {
-    if (!is(a, k.call) || callee_leaf(a, ctx.source) != "device") return false;
+    if (!is(a, k.call) || ctx.model.callee_leaf(a) != "device") return false;
     TSNode first = unparenthesize(positional_arg(a, 0));
     return is_device_literal(first);
   }
@@ -166,7 +166,7 @@ struct Checker final : RuleCheck {
   bool is_cpu(TSNode a) const {
     a = unparenthesize(a);
     if (is(a, k.string)) return names::contains(names::lower(text_of(a, ctx.source)), "cpu");
-    if (is(a, k.call) && callee_leaf(a, ctx.source) == "device") return is_cpu(positional_arg(a, 0));
+    if (is(a, k.call) && ctx.model.callee_leaf(a) == "device") return is_cpu(positional_arg(a, 0));
     return false;
   }
 
@@ -195,7 +195,7 @@ struct Checker final : RuleCheck {
   bool changed_in_loop(TSNode n, const std::string& base) const {
     if (is(n, k.call)) {
       TSNode callee = field(n, k.f_function);
-      std::string_view leaf = callee_leaf(n, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(n);
       bool refilled = leaf == "load_state_dict" || leaf == "copy_";
       if (is(callee, k.attribute) && (refilled || moves_to_cpu(n, leaf))) {
         auto b = base_name(field(callee, k.f_object), ctx.source);
@@ -210,11 +210,11 @@ struct Checker final : RuleCheck {
   // A host factory (looking through dtype casts) copied over: reported here. Returns true
   // when the call was decided (reported or exempt).
   bool on_factory(TSNode call, TSNode recv, const std::string& why, const WalkState& st) {
-    while (is(recv, k.call) && in(kCasts, callee_leaf(recv, ctx.source)) &&
+    while (is(recv, k.call) && in(kCasts, ctx.model.callee_leaf(recv)) &&
            is(field(recv, k.f_function), k.attribute))
       recv = unparenthesize(field(field(recv, k.f_function), k.f_object));
     if (!is(recv, k.call)) return false;
-    std::string_view leaf = callee_leaf(recv, ctx.source);
+    std::string_view leaf = ctx.model.callee_leaf(recv);
     if (!in(kHostFactories, leaf)) return false;
     auto q = ctx.model.qualified_name(field(recv, k.f_function));
     bool bare = is(field(recv, k.f_function), k.identifier) && !ctx.model.import_of(leaf) &&
@@ -241,7 +241,7 @@ struct Checker final : RuleCheck {
       if (b.position >= 0 || !is(v, k.call)) return false;
       TSNode kw = keyword_arg(v, "device", ctx.source);
       if (!is_null(kw) && !is_cpu(kw)) continue;
-      std::string_view leaf = callee_leaf(v, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(v);
       std::string moved;
       if (leaf == "cuda" || leaf == "to") destination(v, leaf, s, moved);
       if (moved.empty()) return false;

@@ -69,7 +69,7 @@ struct Checker final : RuleCheck {
   }
 
   void enter(TSNode n, const WalkState& st) override {
-    if (!is(n, k.call) || callee_leaf(n, ctx.source) != "backward") return;
+    if (!is(n, k.call) || ctx.model.callee_leaf(n) != "backward") return;
     TSNode callee = field(n, k.f_function);
     const LoopFrame* loop = st.innermost_loop();
     if (!is(callee, k.attribute) || !loop) return;
@@ -213,7 +213,7 @@ struct Checker final : RuleCheck {
   }
 
   TSNode optimizer_step(TSNode n, int scope) const {
-    if (is(n, k.call) && callee_leaf(n, ctx.source) == "step") {
+    if (is(n, k.call) && ctx.model.callee_leaf(n) == "step") {
       TSNode callee = field(n, k.f_function);
       if (is(callee, k.attribute)) {
         auto recv = dotted_name(field(callee, k.f_object), ctx.source);
@@ -233,7 +233,7 @@ struct Checker final : RuleCheck {
   bool clears_every_iteration(TSNode n) const {
     TSSymbol s = sym(n);
     if (s == k.if_statement || s == k.function_definition || s == k.class_definition) return false;
-    if (s == k.call && callee_leaf(n, ctx.source) == "zero_grad") return true;
+    if (s == k.call && ctx.model.callee_leaf(n) == "zero_grad") return true;
     bool found = false;
     for_each_named_child(n, [&](TSNode c) { found = found || clears_every_iteration(c); });
     return found;
@@ -244,7 +244,7 @@ struct Checker final : RuleCheck {
   bool rescales_gradients(TSNode n) const {
     TSSymbol s = sym(n);
     if (s == k.call) {
-      std::string_view leaf = callee_leaf(n, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(n);
       if (names::contains(leaf, "scale_grad")) return true;
       auto callee = dotted_name(field(n, k.f_function), ctx.source);
       if (callee && aliases().count(*callee)) return true;
@@ -324,7 +324,7 @@ struct Checker final : RuleCheck {
     if (is_null(e) || depth > kMaxDepth) return false;
     if (auto key = divisor_key(e); key && b.keys.count(*key)) return true;
     if (is(e, k.call)) {
-      std::string_view leaf = callee_leaf(e, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(e);
       if ((leaf == "float" || leaf == "int") && is(field(e, k.f_function), k.identifier))
         return divisor_like(positional_arg(e, 0), b, before, depth + 1);
       return false;
@@ -378,7 +378,7 @@ struct Checker final : RuleCheck {
 
   Scale scale_of_call(TSNode call, const Body& b, uint32_t before, int depth) const {
     TSNode callee = field(call, k.f_function);
-    std::string_view leaf = callee_leaf(call, ctx.source);
+    std::string_view leaf = ctx.model.callee_leaf(call);
     if (is(callee, k.attribute)) {
       TSNode recv = field(callee, k.f_object);
       TSNode arg = positional_arg(call, 0);
@@ -433,7 +433,7 @@ struct Checker final : RuleCheck {
       if (is(target, k.as_pattern_target) && text_of(target, ctx.source) == name) found.push_back(n);
     } else if (s == k.call && is(ts_node_parent(n), k.expression_statement)) {
       TSNode callee = field(n, k.f_function);
-      std::string_view leaf = callee_leaf(n, ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(n);
       if ((leaf == "div_" || leaf == "mul_") && is(callee, k.attribute) &&
           dotted_name(field(callee, k.f_object), ctx.source) == std::optional<std::string>(name))
         found.push_back(n);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -525,6 +528,68 @@ TEST(ModuleModelTest, MethodOfASubclassOfALocalTestCaseIsATestFunction) {
       "    def check_it(self):\n"
       "        pass\n");
   EXPECT_TRUE(p.model.is_test_function(p.function_index("check_it")));
+}
+
+
+// --- the call table ------------------------------------------------------------------------
+
+// Every call of `p` must be in the table and answer as the free functions do.
+void expect_call_table_matches(const Parsed& p, const std::string& label) {
+  const Kinds& k = kinds();
+  size_t calls = 0;
+  for_each_node(p.root(), [&](TSNode n, uint32_t) {
+    if (!is(n, k.call)) return;
+    ++calls;
+    TSNode callee = field(n, k.f_function);
+    ASSERT_TRUE(ts_node_eq(p.model.callee_of(n), callee)) << label << " at " << ts_node_start_byte(n);
+    ASSERT_EQ(p.model.callee_leaf(n), callee_leaf(n, p.src)) << label << " at " << ts_node_start_byte(n);
+    auto expected = p.model.qualified_name(callee);
+    auto got = p.model.qualified_callee(n);
+    ASSERT_EQ(got.has_value(), expected.has_value()) << label << " at " << ts_node_start_byte(n);
+    if (got) { ASSERT_EQ(*got, *expected) << label << " at " << ts_node_start_byte(n); }
+  });
+  EXPECT_GT(calls, 0u) << label;
+}
+
+TEST(ModuleModelTest, CallTableAnswersForCallsInEveryPosition) {
+  // A qualified name that is not the text as written (`F . relu`) can only come from the
+  // table: these calls sit where a builder that walks fields one by one would miss them
+  // (superclasses, annotations, decorators, defaults), and `f(x)(y)` shares its start.
+  Parsed p(
+      "@register(F . relu(x))\n"
+      "class A(F . relu(x), metaclass=meta(F . relu)):\n"
+      "    def m(self, a=F . relu(1)) -> F . relu(2):\n"
+      "        return f(x)(y)\n"
+      "def g[T: F . relu(3)](b: F . relu(4) = F . relu(5)) -> F . relu(6):\n"
+      "    h = lambda: F . relu(7)\n"
+      "    return [F . relu(i) for i in range(3)]\n"
+      "import torch.nn.functional as F\n");
+  expect_call_table_matches(p, "inline");
+  EXPECT_EQ(p.model.qualified_callee(p.find("F . relu(6)")).value_or(""), "torch.nn.functional.relu");
+  EXPECT_EQ(p.model.qualified_callee(p.find("F . relu(x)")).value_or(""), "torch.nn.functional.relu");
+}
+
+TEST(ModuleModelTest, CallTableAnswersOfANodeThatIsNotACall) {
+  Parsed p("import torch\nx = torch.zeros(1)\n");
+  TSNode attr = p.find("torch.zeros");
+  EXPECT_EQ(p.model.callee_leaf(attr), "");
+  EXPECT_FALSE(p.model.qualified_callee(attr));
+  EXPECT_TRUE(is_null(p.model.callee_of(attr)));
+  EXPECT_FALSE(p.model.qualified_callee(TSNode{}));
+}
+
+TEST(ModuleModelTest, CallTableMatchesOnEveryFixture) {
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(PF_TEST_FIXTURES)) {
+    if (entry.path().extension() != ".py" || !entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    Parsed p(std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+    bool has_call = false;
+    for_each_node(p.root(), [&](TSNode n, uint32_t) { has_call = has_call || is(n, kinds().call); });
+    if (has_call) expect_call_table_matches(p, entry.path().string());
+    ++files;
+  }
+  EXPECT_GT(files, 50u);
 }
 
 }  // namespace
