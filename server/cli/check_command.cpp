@@ -44,7 +44,7 @@ std::vector<FileOutcome> check_all(const std::vector<SourceFile>& files,
   std::vector<FileOutcome> outcomes(files.size());
   bool plan = s.fix_mode != FixMode::Off;
   parallel_for(files.size(), s.jobs, [&](std::size_t i) {
-    outcomes[i] = check_file(files[i], groups[files[i].group].settings.options, plan, checker);
+    outcomes[i] = check_file(files[i], groups[files[i].group].settings.options, plan, s.explain_silence, checker);
   });
   return outcomes;
 }

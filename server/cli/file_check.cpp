@@ -74,7 +74,7 @@ void check_text(FileOutcome& outcome, const rules::CheckOptions& options, bool p
 }  // namespace
 
 FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& options,
-                       bool plan_fixes, const SourceChecker& checker) {
+                       bool plan_fixes, bool keep_silences, const SourceChecker& checker) {
   FileOutcome outcome;
   outcome.file = file;
   ReadResult read = read_source_file(file.location);
@@ -92,6 +92,7 @@ FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& option
     outcome.fixed_count = 0;
     outcome.original.failures.push_back(std::string("internal error: ") + e.what());
   }
+  if (!keep_silences) std::vector<analysis::Silence>().swap(outcome.original.silences);
   // Nothing will quote or diff this text: do not hold every clean file in memory at once.
   if (outcome.original.findings.empty() && outcome.original.unused.empty() &&
       outcome.original.silences.empty() && !outcome.fixed)

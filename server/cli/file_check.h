@@ -39,7 +39,9 @@ struct FileOutcome {
   std::size_t fixed_count = 0;
 };
 
+// `keep_silences`: the report lists them (--explain-silence). Without it they are dropped
+// here, so that a file whose only results are silences does not keep its text for the report.
 FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& options,
-                       bool plan_fixes, const SourceChecker& checker);
+                       bool plan_fixes, bool keep_silences, const SourceChecker& checker);
 
 }  // namespace preflight::server
