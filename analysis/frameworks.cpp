@@ -10,12 +10,7 @@ bool in_package(std::string_view qualified, std::string_view package) {
          (qualified.size() == package.size() || qualified[package.size()] == '.');
 }
 
-std::string quoted(std::string_view text) {
-  std::string s = "`";
-  for (char c : text.substr(0, 60)) s += (c == '\n' || c == '\r') ? ' ' : c;
-  if (text.size() > 60) s += "...";
-  return s + "`";
-}
+std::string quoted(std::string_view text) { return quote_code(text, 60); }
 
 // Substrings of a lower-cased receiver, most specific first.
 struct NamedFramework {

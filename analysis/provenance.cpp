@@ -57,13 +57,7 @@ Env join_envs(Env a, const Env& b) {
 
 using names::last_segment;
 
-std::string code(std::string_view text, size_t max = 48) {
-  std::string s(text.substr(0, max));
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  if (text.size() > max) s += "...";
-  return "`" + s + "`";
-}
+std::string code(std::string_view text) { return quote_code(text, 48); }
 
 }  // namespace
 

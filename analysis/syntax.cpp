@@ -1,5 +1,6 @@
 #include "analysis/syntax.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -232,6 +233,15 @@ TSNode unparenthesize(TSNode n) {
     n = inner;
   }
   return n;
+}
+
+std::string quote_code(std::string_view text, size_t max) {
+  size_t cut = std::min(text.size(), max);
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  std::string s = "`";
+  for (char c : text.substr(0, cut)) s += (c == '\n' || c == '\r') ? ' ' : c;
+  if (cut < text.size()) s += "...";
+  return s + "`";
 }
 
 std::optional<std::string> dotted_name(TSNode n, std::string_view src) {

@@ -183,6 +183,11 @@ inline NodesOfKind scan_nodes_of_kind(TSNode root, TSSymbol symbol) {
   return found;
 }
 
+// `text` as one line of code in backticks for a message: line breaks become spaces, and text
+// over `max` bytes is cut (on a character boundary, so the message stays valid UTF-8) and
+// ends in "...".
+std::string quote_code(std::string_view text, size_t max);
+
 // Skip redundant parentheses: `((x))` -> `x`.
 TSNode unparenthesize(TSNode n);
 

@@ -55,12 +55,7 @@ bool finding_order(const Finding& a, const Finding& b) {
 
 }  // namespace
 
-std::string quote_code(std::string_view text, size_t max) {
-  std::string s;
-  for (char c : text.substr(0, std::min(text.size(), max))) s += (c == '\n' || c == '\r') ? ' ' : c;
-  if (text.size() > max) s += "...";
-  return "`" + s + "`";
-}
+std::string quote_code(std::string_view text, size_t max) { return analysis::quote_code(text, max); }
 
 bool is_known_rule(std::string_view code) { return find_rule(code) != nullptr; }
 

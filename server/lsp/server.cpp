@@ -230,9 +230,22 @@ struct LanguageServer::Impl {
         Impl* impl;
         ~Done() { impl->work_done(); }
       } done{this};
-      work();
+      run_guarded("a queued message", work);
     });
   }
+
+  // A handler that throws would end the server (asio's pool calls std::terminate): a bug in
+  // one piece of work is logged and the server goes on.
+  template <typename Work>
+  void run_guarded(std::string_view what, Work& work) {
+    try {
+      work();
+    } catch (const std::exception& e) {
+      options.log->error("{}: internal error, work dropped: {}", what, e.what());
+    }
+  }
+  template <typename Work>
+  void run_guarded(std::string_view what, Work&& work) { run_guarded(what, work); }
 
   void work_done() {
     {
@@ -644,7 +657,7 @@ struct LanguageServer::Impl {
   void schedule_analysis(const std::shared_ptr<Document>& doc) {
     doc->debounce.expires_after(std::chrono::milliseconds(options.debounce_ms));
     doc->debounce.async_wait([this, doc](const std::error_code& ec) {
-      if (!ec) analyse(*doc);
+      if (!ec) run_guarded(doc->uri, [&] { analyse(*doc); });
     });
   }
 

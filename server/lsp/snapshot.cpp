@@ -16,7 +16,8 @@ json build_diagnostics(const std::string& uri, const PositionMap& map, const rul
 // A digest of what the client would display: equal diagnostics give an equal id, so a pull
 // after an edit that changed nothing answers `unchanged`.
 std::string digest(const json& diagnostics) {
-  std::size_t h = std::hash<std::string>{}(diagnostics.dump());
+  // `replace`: a message quoting source never makes the digest throw (the transport replaces too).
+  std::size_t h = std::hash<std::string>{}(diagnostics.dump(-1, ' ', false, json::error_handler_t::replace));
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016zx", h);
   return buf;

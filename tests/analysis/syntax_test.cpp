@@ -311,6 +311,16 @@ TEST(SyntaxTest, KeywordArgFindsValueByName) {
   EXPECT_FALSE(has_literal_true_keyword(call, "missing", src));
 }
 
+TEST(SyntaxTest, QuoteCodeCutsOnACharacterBoundary) {
+  EXPECT_EQ(quote_code("a\nb", 10), "`a b`");
+  EXPECT_EQ(quote_code("abcdef", 3), "`abc...`");
+  // "é" is two bytes (C3 A9); a cut after the third byte would split it.
+  std::string quoted = quote_code("abé", 3);
+  EXPECT_EQ(quoted, "`ab...`");
+  EXPECT_EQ(quote_code("abé", 4), "`abé`");
+  EXPECT_EQ(quote_code("€€", 4), "`€...`");  // three bytes each
+}
+
 TEST(SyntaxTest, UnparenthesizeStripsRedundantParentheses) {
   std::string src = "((x))\n";
   SyntaxTree t = SyntaxTree::parse(src);
