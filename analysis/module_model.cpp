@@ -271,9 +271,9 @@ ModuleModel::ModuleModel(TSNode root, std::string_view source) : root_(root), sr
 
 // After the walk, so that an import below its first use still names the call.
 void ModuleModel::index_call_names() {
-  if (!std::is_sorted(calls_.begin(), calls_.end(),
-                      [](const CallSite& a, const CallSite& b) { return a.start < b.start; }))
-    std::stable_sort(calls_.begin(), calls_.end(), [](const CallSite& a, const CallSite& b) { return a.start < b.start; });
+  // The walk is in preorder, so this is a check; the lookup's binary search needs the order.
+  auto by_start = [](const CallSite& a, const CallSite& b) { return a.start < b.start; };
+  if (!std::is_sorted(calls_.begin(), calls_.end(), by_start)) std::stable_sort(calls_.begin(), calls_.end(), by_start);
   for (CallSite& c : calls_) {
     auto q = qualified_name(c.callee);
     if (!q) continue;

@@ -237,15 +237,13 @@ struct LanguageServer::Impl {
   // A handler that throws would end the server (asio's pool calls std::terminate): a bug in
   // one piece of work is logged and the server goes on.
   template <typename Work>
-  void run_guarded(std::string_view what, Work& work) {
+  void run_guarded(std::string_view what, Work&& work) {
     try {
       work();
     } catch (const std::exception& e) {
       options.log->error("{}: internal error, work dropped: {}", what, e.what());
     }
   }
-  template <typename Work>
-  void run_guarded(std::string_view what, Work&& work) { run_guarded(what, work); }
 
   void work_done() {
     {
