@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <iterator>
+#include <memory>
 
 #include "rules/engine.h"
 #include "server/cli/check_report.h"
@@ -38,30 +40,6 @@ DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const Ch
   return all;
 }
 
-std::vector<FileOutcome> check_all(const std::vector<SourceFile>& files,
-                                   const std::vector<ConfigGroup>& groups, const CheckSettings& s,
-                                   const SourceChecker& checker) {
-  std::vector<FileOutcome> outcomes(files.size());
-  bool plan = s.fix_mode != FixMode::Off;
-  parallel_for(files.size(), s.jobs, [&](std::size_t i) {
-    outcomes[i] = check_file(files[i], groups[files[i].group].settings.options, plan, s.explain_silence, checker);
-  });
-  return outcomes;
-}
-
-// Writes the fixed files one at a time, in path order. A file that cannot be written keeps
-// its original findings and gains a failure.
-void write_fixes(std::vector<FileOutcome>& outcomes) {
-  for (FileOutcome& o : outcomes) {
-    if (!o.fixed) continue;
-    std::string error = write_file_atomic(o.file.location, o.fixed->text);
-    if (error.empty()) continue;
-    o.original.failures.push_back("fixes not written: " + error);
-    o.fixed.reset();
-    o.fixed_count = 0;
-  }
-}
-
 // `a/<path>` labels: relative to the working directory when the file lies under it.
 std::string diff_path(const std::string& path, const fs::path& base_dir) {
   fs::path p(path);
@@ -69,14 +47,6 @@ std::string diff_path(const std::string& path, const fs::path& base_dir) {
   std::string rel = p.lexically_relative(base_dir.lexically_normal()).generic_string();
   if (!rel.empty() && !rel.starts_with("..")) return rel;
   return p.relative_path().generic_string();  // `a/tmp/x.py`, as git writes it, not `a//tmp`
-}
-
-void write_diffs(const std::vector<FileOutcome>& outcomes, const CheckIo& io) {
-  for (const FileOutcome& o : outcomes) {
-    if (!o.fixed) continue;
-    std::string label = diff_path(o.file.path, io.base_dir);
-    io.out << unified_diff(o.original.text, o.fixed->text, "a/" + label, "b/" + label);
-  }
 }
 
 // One file's reported findings: PF100 for unused suppressions when asked for, then the
@@ -93,47 +63,105 @@ std::vector<analysis::Finding> reported_findings(FileState& state, const FileSet
   return findings;
 }
 
-// With --fix the report shows the written text; otherwise (and for --diff, which gates on
-// the unfixed findings) the original.
-CheckReport build_report(std::vector<FileOutcome> outcomes, std::vector<FileFailure> failures,
-                         const std::vector<ConfigGroup>& groups, const CheckSettings& s) {
-  CheckReport report;
-  report.failures = std::move(failures);
-  for (FileOutcome& o : outcomes) {
-    if (o.skipped) {
-      ++report.files_checked;
-      continue;
-    }
-    bool use_fixed = s.fix_mode == FixMode::Apply && o.fixed;
-    FileState& state = use_fixed ? *o.fixed : o.original;
-    if (use_fixed) report.fixed += o.fixed_count;
-    if (state.failures.empty()) ++report.files_checked;
-    for (std::string& error : state.failures) report.failures.push_back({o.file.path, error});
-    const FileSettings& file_settings = groups[o.file.group].settings;
-    std::vector<analysis::Finding> findings = reported_findings(state, file_settings, s);
-    report.files.push_back(
-        {o.file.path, std::move(state.text), std::move(findings), file_settings.fail_on});
-    if (s.explain_silence) report.files.back().silences = std::move(state.silences);
+std::unique_ptr<ReportWriter> make_writer(const CheckSettings& s, const CheckIo& io) {
+  if (s.fix_mode == FixMode::Diff) return nullptr;  // the diff is the whole of stdout
+  switch (s.format) {
+    case OutputFormat::Json: return make_json_writer(io.out);
+    case OutputFormat::Github: return make_github_writer(io.out);
+    case OutputFormat::Sarif: return make_sarif_writer(io.out, preflight_version());
+    case OutputFormat::Terminal: return make_terminal_writer(s.terminal, io.out);
   }
-  report.explain_silence = s.explain_silence;
-  std::stable_sort(report.failures.begin(), report.failures.end(),
-                   [](const FileFailure& a, const FileFailure& b) { return a.path < b.path; });
-  return report;
+  return nullptr;
 }
 
-void write_report(const CheckReport& report, const CheckSettings& s, const CheckIo& io) {
-  if (s.fix_mode == FixMode::Diff) {
-    // The diff is the whole of stdout; failures still need to be seen.
-    for (const FileFailure& f : report.failures)
-      io.err << f.path << ": " << f.error << "\n";
-    return;
+// Takes each checked file in path order and does its part of the run at once: writes its
+// fixes (--fix) or prints its diff (--diff), hands its findings to the report and counts them.
+// Nothing of a file is kept after that but its failures, so memory does not grow with the
+// text of the tree.
+class RunAssembler {
+ public:
+  RunAssembler(const std::vector<ConfigGroup>& groups, const CheckSettings& s, const CheckIo& io)
+      : groups_(groups), s_(s), io_(io), writer_(make_writer(s, io)) {
+    totals_.explain_silence = s.explain_silence;
   }
-  switch (s.format) {
-    case OutputFormat::Json: write_json_report(report, io.out); break;
-    case OutputFormat::Github: write_github_report(report, io.out); break;
-    case OutputFormat::Sarif: write_sarif_report(report, preflight_version(), io.out); break;
-    case OutputFormat::Terminal: write_terminal_report(report, s.terminal, io.out); break;
+
+  void take(FileOutcome o) {
+    if (s_.fix_mode == FixMode::Apply) write_fix(o);
+    if (s_.fix_mode == FixMode::Diff) write_diff(o);
+    if (o.skipped) {
+      ++totals_.files_checked;
+      return;
+    }
+    // With --fix the report shows the written text; otherwise (and for --diff, which gates
+    // on the unfixed findings) the original.
+    bool use_fixed = s_.fix_mode == FixMode::Apply && o.fixed;
+    FileState& state = use_fixed ? *o.fixed : o.original;
+    if (use_fixed) totals_.fixed += o.fixed_count;
+    if (state.failures.empty()) ++totals_.files_checked;
+    for (std::string& error : state.failures) file_failures_.push_back({o.file.path, std::move(error)});
+    const FileSettings& file_settings = groups_[o.file.group].settings;
+    std::vector<analysis::Finding> findings = reported_findings(state, file_settings, s_);
+    FileFindings file{o.file.path, std::move(state.text), std::move(findings), file_settings.fail_on};
+    if (s_.explain_silence) file.silences = std::move(state.silences);
+    count_file(totals_, file);
+    if (writer_) writer_->file(file);
   }
+
+  // Writes the end of the report; true when the run must exit 1.
+  bool finish(std::vector<FileFailure> discovery_failures) {
+    totals_.failures = std::move(discovery_failures);
+    std::move(file_failures_.begin(), file_failures_.end(), std::back_inserter(totals_.failures));
+    std::stable_sort(totals_.failures.begin(), totals_.failures.end(),
+                     [](const FileFailure& a, const FileFailure& b) { return a.path < b.path; });
+    if (writer_) {
+      writer_->finish(totals_);
+    } else {
+      // --diff: the diff is the whole of stdout; failures still need to be seen.
+      for (const FileFailure& f : totals_.failures) io_.err << f.path << ": " << f.error << "\n";
+    }
+    return gate_fails(totals_);
+  }
+
+ private:
+  // A file that cannot be written keeps its original findings and gains a failure.
+  static void write_fix(FileOutcome& o) {
+    if (!o.fixed) return;
+    std::string error = write_file_atomic(o.file.location, o.fixed->text);
+    if (error.empty()) return;
+    o.original.failures.push_back("fixes not written: " + error);
+    o.fixed.reset();
+    o.fixed_count = 0;
+  }
+
+  void write_diff(const FileOutcome& o) {
+    if (!o.fixed) return;
+    std::string label = diff_path(o.file.path, io_.base_dir);
+    io_.out << unified_diff(o.original.text, o.fixed->text, "a/" + label, "b/" + label);
+  }
+
+  const std::vector<ConfigGroup>& groups_;
+  const CheckSettings& s_;
+  const CheckIo& io_;
+  std::unique_ptr<ReportWriter> writer_;
+  ReportTotals totals_;
+  std::vector<FileFailure> file_failures_;
+};
+
+// How many checked files may wait per worker for an earlier, slower one to finish.
+constexpr std::size_t kWaitingFilesPerJob = 64;
+
+// Checks the files on the worker threads and hands each outcome to the assembler in path
+// order as soon as every file before it is done.
+void check_all(const std::vector<SourceFile>& files, const std::vector<ConfigGroup>& groups,
+               const CheckSettings& s, const SourceChecker& checker, RunAssembler& run) {
+  bool plan = s.fix_mode != FixMode::Off;
+  ordered_parallel_for<FileOutcome>(
+      files.size(), s.jobs, kWaitingFilesPerJob * std::max(1u, s.jobs),
+      [&](std::size_t i) {
+        return check_file(files[i], groups[files[i].group].settings.options, plan,
+                          s.explain_silence, checker);
+      },
+      [&](FileOutcome&& outcome) { run.take(std::move(outcome)); });
 }
 
 }  // namespace
@@ -189,14 +217,9 @@ int run_check(const CheckArgs& args, const CheckIo& io, const SourceChecker& che
     io.err << "preflight: error: path does not exist: " << missing << "\n";
   if (!found.missing.empty()) return kExitUsage;
 
-  std::vector<FileOutcome> outcomes = check_all(found.files, *groups, *settings, checker);
-  if (settings->fix_mode == FixMode::Apply) write_fixes(outcomes);
-  if (settings->fix_mode == FixMode::Diff) write_diffs(outcomes, io);
-
-  CheckReport report =
-      build_report(std::move(outcomes), std::move(found.failures), *groups, *settings);
-  write_report(report, *settings, io);
-  return gate_fails(report) ? kExitFindings : kExitClean;
+  RunAssembler run(*groups, *settings, io);
+  check_all(found.files, *groups, *settings, checker, run);
+  return run.finish(std::move(found.failures)) ? kExitFindings : kExitClean;
 }
 
 }  // namespace preflight::server

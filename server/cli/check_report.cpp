@@ -10,32 +10,32 @@ namespace preflight::server {
 using analysis::Finding;
 using analysis::Severity;
 
-SeverityCounts count_severities(const CheckReport& report) {
-  SeverityCounts counts;
-  for (const FileFindings& file : report.files) {
-    for (const Finding& f : file.findings) {
-      switch (f.severity) {
-        case Severity::Error: ++counts.errors; break;
-        case Severity::Warning: ++counts.warnings; break;
-        case Severity::Note: ++counts.notes; break;
-      }
+void count_file(ReportTotals& totals, const FileFindings& file) {
+  for (const Finding& f : file.findings) {
+    switch (f.severity) {
+      case Severity::Error: ++totals.counts.errors; break;
+      case Severity::Warning: ++totals.counts.warnings; break;
+      case Severity::Note: ++totals.counts.notes; break;
     }
+    if (f.safe_fix()) ++totals.fixable;
+    if (severity_rank(f.severity) >= severity_rank(file.fail_on)) totals.finding_at_fail_on = true;
   }
-  return counts;
+  totals.silences += file.silences.size();
 }
 
-std::size_t count_fixable(const CheckReport& report) {
-  std::size_t n = 0;
-  for (const FileFindings& file : report.files)
-    n += static_cast<std::size_t>(std::count_if(file.findings.begin(), file.findings.end(),
-                                                [](const Finding& f) { return f.safe_fix(); }));
-  return n;
+ReportTotals totals_of(const CheckReport& report) {
+  ReportTotals totals;
+  totals.failures = report.failures;
+  totals.files_checked = report.files_checked;
+  totals.fixed = report.fixed;
+  totals.explain_silence = report.explain_silence;
+  for (const FileFindings& file : report.files) count_file(totals, file);
+  return totals;
 }
 
-std::size_t count_silences(const CheckReport& report) {
-  std::size_t n = 0;
-  for (const FileFindings& file : report.files) n += file.silences.size();
-  return n;
+void write_report(const CheckReport& report, ReportWriter& writer) {
+  for (const FileFindings& file : report.files) writer.file(file);
+  writer.finish(totals_of(report));
 }
 
 int severity_rank(Severity s) {
@@ -47,13 +47,11 @@ int severity_rank(Severity s) {
   return 2;
 }
 
-bool gate_fails(const CheckReport& report) {
-  if (!report.failures.empty()) return true;
-  for (const FileFindings& file : report.files)
-    for (const Finding& f : file.findings)
-      if (severity_rank(f.severity) >= severity_rank(file.fail_on)) return true;
-  return false;
+bool gate_fails(const ReportTotals& totals) {
+  return !totals.failures.empty() || totals.finding_at_fail_on;
 }
+
+bool gate_fails(const CheckReport& report) { return gate_fails(totals_of(report)); }
 
 void sort_findings(std::vector<Finding>& findings) {
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {

@@ -134,7 +134,7 @@ bool Walker::user_excluded(const fs::path& display) const {
 }
 
 void Walker::add_file(const fs::path& location, const fs::path& display) {
-  result_.files.push_back({display_form(display), location});
+  result_.files.push_back({display_form(display), location.native()});
 }
 
 }  // namespace
@@ -142,11 +142,11 @@ void Walker::add_file(const fs::path& location, const fs::path& display) {
 void sort_and_dedupe(std::vector<SourceFile>& files) {
   std::stable_sort(files.begin(), files.end(),
                    [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
-  std::set<fs::path> seen;
+  std::set<std::string> seen;
   std::erase_if(files, [&seen](const SourceFile& f) {
     std::error_code ec;
     fs::path key = fs::weakly_canonical(f.location, ec);
-    return !seen.insert(ec ? f.location : key).second;
+    return !seen.insert(ec ? f.location : key.native()).second;
   });
 }
 

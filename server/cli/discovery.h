@@ -21,7 +21,9 @@ namespace preflight::server {
 
 struct SourceFile {
   std::string path;                // shown to the user: lexically normalised, as given
-  std::filesystem::path location;  // what to open
+  // What to open. A string, not a std::filesystem::path: a path also keeps a list of its
+  // components (about 250 bytes per file here), and a run holds one per file discovered.
+  std::string location;
   std::size_t group = 0;           // which configuration's settings apply (set by the caller)
 };
 

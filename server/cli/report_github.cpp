@@ -58,16 +58,40 @@ std::string annotation(const FileFindings& file, const analysis::LineIndex& inde
 std::string github_escape_data(std::string_view text) { return escape(text, false); }
 std::string github_escape_property(std::string_view text) { return escape(text, true); }
 
+namespace {
+
+// One line per finding as its file arrives; the failures last.
+class GithubReportWriter final : public ReportWriter {
+ public:
+  GithubReportWriter(std::ostream& out, std::span<const RuleInfo> rules) : out_(out), rules_(rules) {}
+
+  void file(const FileFindings& file) override {
+    if (file.findings.empty()) return;
+    analysis::LineIndex index(file.text);
+    for (const Finding& f : file.findings) out_ << annotation(file, index, f, rules_);
+  }
+
+  void finish(const ReportTotals& totals) override {
+    for (const FileFailure& failure : totals.failures)
+      out_ << "::error file=" << github_escape_property(failure.path)
+           << ",title=preflight::" << github_escape_data(failure.error) << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+  std::span<const RuleInfo> rules_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportWriter> make_github_writer(std::ostream& out, std::span<const RuleInfo> rules) {
+  return std::make_unique<GithubReportWriter>(out, rules);
+}
+
 void write_github_report(const CheckReport& report, std::ostream& out,
                          std::span<const RuleInfo> rules) {
-  for (const FileFindings& file : report.files) {
-    if (file.findings.empty()) continue;
-    analysis::LineIndex index(file.text);
-    for (const Finding& f : file.findings) out << annotation(file, index, f, rules);
-  }
-  for (const FileFailure& failure : report.failures)
-    out << "::error file=" << github_escape_property(failure.path)
-        << ",title=preflight::" << github_escape_data(failure.error) << "\n";
+  GithubReportWriter writer(out, rules);
+  write_report(report, writer);
 }
 
 }  // namespace preflight::server

@@ -8,7 +8,9 @@
 // always shows why.
 #pragma once
 
+#include <memory>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,7 +22,10 @@ namespace preflight::server {
 std::string github_escape_data(std::string_view text);      // % CR LF
 std::string github_escape_property(std::string_view text);  // % CR LF : ,
 
-// `rules` supplies the titles' summaries: the catalogue, except in tests.
+// `rules` supplies the titles' summaries: the catalogue, except in tests. Streams: a file's
+// lines are written as it arrives.
+std::unique_ptr<ReportWriter> make_github_writer(std::ostream& out,
+                                                 std::span<const RuleInfo> rules = rule_catalogue());
 void write_github_report(const CheckReport& report, std::ostream& out,
                          std::span<const RuleInfo> rules = rule_catalogue());
 

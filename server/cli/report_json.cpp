@@ -1,6 +1,9 @@
 #include "server/cli/report_json.h"
 
+#include <sstream>
+
 #include "analysis/line_index.h"
+#include "server/cli/json_layout.h"
 #include "server/cli/positions.h"
 #include "server/cli/rule_catalogue.h"
 
@@ -81,53 +84,71 @@ Json silence_json(const FileFindings& file, const LineIndex& index, const analys
   return j;
 }
 
-Json silences_json(const CheckReport& report) {
-  Json silences = Json::array();
-  for (const FileFindings& file : report.files) {
-    if (file.silences.empty()) continue;
-    LineIndex index(file.text);
-    for (const analysis::Silence& s : file.silences) silences.push_back(silence_json(file, index, s));
-  }
-  return silences;
-}
-
-Json summary_json(const CheckReport& report) {
-  SeverityCounts counts = count_severities(report);
+Json summary_json(const ReportTotals& totals) {
   Json s;
-  s["files_checked"] = report.files_checked;
-  s["errors"] = counts.errors;
-  s["warnings"] = counts.warnings;
-  s["notes"] = counts.notes;
-  s["fixed"] = report.fixed;
+  s["files_checked"] = totals.files_checked;
+  s["errors"] = totals.counts.errors;
+  s["warnings"] = totals.counts.warnings;
+  s["notes"] = totals.counts.notes;
+  s["fixed"] = totals.fixed;
   return s;
 }
 
+Json failures_json(const std::vector<FileFailure>& failures) {
+  Json out = Json::array();
+  for (const FileFailure& failure : failures)
+    out.push_back(Json{{"path", failure.path}, {"error", failure.error}});
+  return out;
+}
+
+// Each entry is rendered when its file arrives (two levels deep: root, then the array), so
+// the file's text can go; the document is written once the summary is known.
+class JsonReportWriter final : public ReportWriter {
+ public:
+  explicit JsonReportWriter(std::ostream& out) : out_(out) {}
+
+  void file(const FileFindings& file) override {
+    if (file.findings.empty() && file.silences.empty()) return;
+    LineIndex index(file.text);
+    for (const Finding& f : file.findings)
+      diagnostics_.push_back(json_layout::nested(diagnostic_json(file, index, f), 2));
+    for (const analysis::Silence& s : file.silences)
+      silences_.push_back(json_layout::nested(silence_json(file, index, s), 2));
+  }
+
+  void finish(const ReportTotals& totals) override {
+    std::vector<json_layout::Member> root;
+    root.emplace_back("version", json_layout::nested(kJsonReportVersion, 1));
+    root.emplace_back("summary", json_layout::nested(summary_json(totals), 1));
+    root.emplace_back("diagnostics", json_layout::array(diagnostics_, 1));
+    root.emplace_back("failures", json_layout::nested(failures_json(totals.failures), 1));
+    // An addition to version 1, present only when asked for: readers of the reference's
+    // schema see the same keys as before.
+    if (totals.explain_silence) root.emplace_back("silences", json_layout::array(silences_, 1));
+    out_ << json_layout::object(root, 0) << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+  std::vector<std::string> diagnostics_;
+  std::vector<std::string> silences_;
+};
+
 }  // namespace
 
-Json json_report(const CheckReport& report) {
-  Json diagnostics = Json::array();
-  for (const FileFindings& file : report.files) {
-    if (file.findings.empty()) continue;
-    LineIndex index(file.text);
-    for (const Finding& f : file.findings) diagnostics.push_back(diagnostic_json(file, index, f));
-  }
-  Json failures = Json::array();
-  for (const FileFailure& failure : report.failures)
-    failures.push_back(Json{{"path", failure.path}, {"error", failure.error}});
+std::unique_ptr<ReportWriter> make_json_writer(std::ostream& out) {
+  return std::make_unique<JsonReportWriter>(out);
+}
 
-  Json root;
-  root["version"] = kJsonReportVersion;
-  root["summary"] = summary_json(report);
-  root["diagnostics"] = std::move(diagnostics);
-  root["failures"] = std::move(failures);
-  // An addition to version 1, present only when asked for: readers of the reference's
-  // schema see the same keys as before.
-  if (report.explain_silence) root["silences"] = silences_json(report);
-  return root;
+Json json_report(const CheckReport& report) {
+  std::ostringstream out;
+  write_json_report(report, out);
+  return Json::parse(out.str());
 }
 
 void write_json_report(const CheckReport& report, std::ostream& out) {
-  out << json_report(report).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  JsonReportWriter writer(out);
+  write_report(report, writer);
 }
 
 }  // namespace preflight::server

@@ -1,8 +1,10 @@
 #include "server/cli/report_sarif.h"
 
 #include <cstdio>
+#include <sstream>
 
 #include "analysis/line_index.h"
+#include "server/cli/json_layout.h"
 #include "server/cli/positions.h"
 #include "server/cli/rule_catalogue.h"
 
@@ -100,12 +102,12 @@ Json result_json(const FileFindings& file, const LineIndex& index, const Finding
   return r;
 }
 
-Json invocation_json(const CheckReport& report) {
+Json invocation_json(const std::vector<FileFailure>& failures) {
   Json inv;
-  inv["executionSuccessful"] = report.failures.empty();
-  if (report.failures.empty()) return inv;
+  inv["executionSuccessful"] = failures.empty();
+  if (failures.empty()) return inv;
   Json notes = Json::array();
-  for (const FileFailure& failure : report.failures) {
+  for (const FileFailure& failure : failures) {
     Json location{{"physicalLocation", Json{{"artifactLocation", artifact(failure.path)}}}};
     notes.push_back(Json{{"level", "error"},
                          {"message", text(failure.error)},
@@ -137,32 +139,61 @@ std::string artifact_uri(std::string_view path) {
   return out;
 }
 
+namespace {
+
+// The document is root -> runs[0] -> results[i]: each result is rendered four levels deep when
+// its file arrives; the invocation (the failures) and the rest are written at finish.
+class SarifReportWriter final : public ReportWriter {
+ public:
+  SarifReportWriter(std::ostream& out, std::string_view tool_version, std::span<const RuleInfo> rules)
+      : out_(out), tool_version_(tool_version), rules_(rules) {}
+
+  void file(const FileFindings& file) override {
+    if (file.findings.empty()) return;
+    LineIndex index(file.text);
+    for (const Finding& f : file.findings)
+      results_.push_back(json_layout::nested(result_json(file, index, f, rules_), 4));
+  }
+
+  void finish(const ReportTotals& totals) override {
+    std::vector<json_layout::Member> run;
+    run.emplace_back("tool", json_layout::nested(Json{{"driver", driver_json(tool_version_, rules_)}}, 3));
+    run.emplace_back("invocations",
+                     json_layout::nested(Json::array({invocation_json(totals.failures)}), 3));
+    run.emplace_back("columnKind", json_layout::nested("utf16CodeUnits", 3));
+    run.emplace_back("results", json_layout::array(results_, 3));
+    std::vector<json_layout::Member> root;
+    root.emplace_back("$schema", json_layout::nested(kSarifSchemaUri, 1));
+    root.emplace_back("version", json_layout::nested("2.1.0", 1));
+    root.emplace_back("runs", json_layout::array({json_layout::object(run, 2)}, 1));
+    out_ << json_layout::object(root, 0) << "\n";
+  }
+
+ private:
+  std::ostream& out_;
+  std::string tool_version_;
+  std::span<const RuleInfo> rules_;
+  std::vector<std::string> results_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportWriter> make_sarif_writer(std::ostream& out, std::string_view tool_version,
+                                                std::span<const RuleInfo> rules) {
+  return std::make_unique<SarifReportWriter>(out, tool_version, rules);
+}
+
 Json sarif_report(const CheckReport& report, std::string_view tool_version,
                   std::span<const RuleInfo> rules) {
-  Json results = Json::array();
-  for (const FileFindings& file : report.files) {
-    if (file.findings.empty()) continue;
-    LineIndex index(file.text);
-    for (const Finding& f : file.findings) results.push_back(result_json(file, index, f, rules));
-  }
-  Json run;
-  run["tool"] = Json{{"driver", driver_json(tool_version, rules)}};
-  run["invocations"] = Json::array({invocation_json(report)});
-  run["columnKind"] = "utf16CodeUnits";
-  run["results"] = std::move(results);
-
-  Json root;
-  root["$schema"] = kSarifSchemaUri;
-  root["version"] = "2.1.0";
-  root["runs"] = Json::array({std::move(run)});
-  return root;
+  std::ostringstream out;
+  write_sarif_report(report, tool_version, out, rules);
+  return Json::parse(out.str());
 }
 
 void write_sarif_report(const CheckReport& report, std::string_view tool_version,
                         std::ostream& out, std::span<const RuleInfo> rules) {
-  out << sarif_report(report, tool_version, rules)
-             .dump(2, ' ', false, Json::error_handler_t::replace)
-      << "\n";
+  SarifReportWriter writer(out, tool_version, rules);
+  write_report(report, writer);
 }
 
 }  // namespace preflight::server

@@ -8,8 +8,10 @@
 // executionSuccessful is false then. Nothing depends on the clock: equal input, equal bytes.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,10 @@ namespace preflight::server {
 inline constexpr std::string_view kSarifSchemaUri = "https://json.schemastore.org/sarif-2.1.0.json";
 
 // `rules` is what tool.driver lists and ruleIndex points into: the catalogue, except in tests.
+// Streams: each result is rendered as its file arrives, the document written at finish.
+std::unique_ptr<ReportWriter> make_sarif_writer(std::ostream& out, std::string_view tool_version,
+                                                std::span<const RuleInfo> rules = rule_catalogue());
+// The document the writer writes, parsed.
 nlohmann::ordered_json sarif_report(const CheckReport& report, std::string_view tool_version,
                                     std::span<const RuleInfo> rules = rule_catalogue());
 // Pretty-printed; bytes that are not UTF-8 become U+FFFD.

@@ -115,9 +115,9 @@ std::string fix_lines(const Finding& f, const Painter& paint) {
   return out;
 }
 
-std::size_t count_failed_files(const CheckReport& report) {
+std::size_t count_failed_files(const std::vector<FileFailure>& failures) {
   std::set<std::string_view> paths;
-  for (const FileFailure& failure : report.failures) paths.insert(failure.path);
+  for (const FileFailure& failure : failures) paths.insert(failure.path);
   return paths.size();
 }
 
@@ -146,16 +146,16 @@ std::string render_silence(const FileFindings& file, const LineIndex& index,
   return out;
 }
 
-std::string render_summary(const CheckReport& report, const TerminalOptions& options) {
+std::string render_summary(const ReportTotals& totals, const TerminalOptions& options) {
   Painter paint(options.color);
   std::string out;
-  for (const FileFailure& failure : report.failures)
+  for (const FileFailure& failure : totals.failures)
     out += paint(kBold, failure.path + ":") + " " + paint(kRed, failure.error) + "\n";
-  if (std::size_t failed = count_failed_files(report))
+  if (std::size_t failed = count_failed_files(totals.failures))
     out += paint(kRed, count_noun(failed, "file") + " could not be checked completely.") + "\n";
 
-  SeverityCounts counts = count_severities(report);
-  std::string files = count_noun(report.files_checked, "file");
+  const SeverityCounts& counts = totals.counts;
+  std::string files = count_noun(totals.files_checked, "file");
   if (counts.total() == 0) {
     std::string mark = options.color ? paint(kGreen, "\u2713") + " " : "";
     out += mark + "No issues found in " + files + ".\n";
@@ -168,24 +168,52 @@ std::string render_summary(const CheckReport& report, const TerminalOptions& opt
     for (const std::string& p : parts) joined += (joined.empty() ? "" : ", ") + p;
     out += paint(kBold, "Found " + joined + " in " + files + ".") + "\n";
   }
-  if (std::size_t fixable = count_fixable(report))
-    out += count_noun(fixable, "issue") + " can be fixed automatically with --fix.\n";
-  if (options.fix_mode && report.fixed > 0)
-    out += paint(kGreen, "Fixed " + count_noun(report.fixed, "issue") + ".") + "\n";
-  if (report.explain_silence)
-    out += count_noun(count_silences(report), "deliberate silence") + " explained.\n";
+  if (totals.fixable)
+    out += count_noun(totals.fixable, "issue") + " can be fixed automatically with --fix.\n";
+  if (options.fix_mode && totals.fixed > 0)
+    out += paint(kGreen, "Fixed " + count_noun(totals.fixed, "issue") + ".") + "\n";
+  if (totals.explain_silence)
+    out += count_noun(totals.silences, "deliberate silence") + " explained.\n";
   return out;
+}
+
+std::string render_summary(const CheckReport& report, const TerminalOptions& options) {
+  return render_summary(totals_of(report), options);
+}
+
+namespace {
+
+// Each file's findings are written as it arrives; the failures and the summary last.
+class TerminalReportWriter final : public ReportWriter {
+ public:
+  TerminalReportWriter(const TerminalOptions& options, std::ostream& out)
+      : options_(options), out_(out) {}
+
+  void file(const FileFindings& file) override {
+    if (file.findings.empty() && file.silences.empty()) return;
+    LineIndex index(file.text);
+    for (const Finding& f : file.findings) out_ << render_finding(file, index, f, options_) << "\n";
+    for (const analysis::Silence& s : file.silences)
+      out_ << render_silence(file, index, s, options_) << "\n";
+  }
+
+  void finish(const ReportTotals& totals) override { out_ << render_summary(totals, options_); }
+
+ private:
+  TerminalOptions options_;
+  std::ostream& out_;
+};
+
+}  // namespace
+
+std::unique_ptr<ReportWriter> make_terminal_writer(const TerminalOptions& options, std::ostream& out) {
+  return std::make_unique<TerminalReportWriter>(options, out);
 }
 
 void write_terminal_report(const CheckReport& report, const TerminalOptions& options,
                            std::ostream& out) {
-  for (const FileFindings& file : report.files) {
-    if (file.findings.empty() && file.silences.empty()) continue;
-    LineIndex index(file.text);
-    for (const Finding& f : file.findings) out << render_finding(file, index, f, options) << "\n";
-    for (const analysis::Silence& s : file.silences) out << render_silence(file, index, s, options) << "\n";
-  }
-  out << render_summary(report, options);
+  TerminalReportWriter writer(options, out);
+  write_report(report, writer);
 }
 
 }  // namespace preflight::server

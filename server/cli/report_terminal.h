@@ -4,6 +4,7 @@
 // failures and the summary. ANSI colour only when asked for.
 #pragma once
 
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -23,7 +24,10 @@ std::string render_finding(const FileFindings& file, const analysis::LineIndex& 
 // `path:line:col: silent CODE: reason` and the evidence that kept the rule quiet.
 std::string render_silence(const FileFindings& file, const analysis::LineIndex& index,
                            const analysis::Silence& silence, const TerminalOptions& options);
+std::string render_summary(const ReportTotals& totals, const TerminalOptions& options);
 std::string render_summary(const CheckReport& report, const TerminalOptions& options);
+// Streams: a file's findings are written as it arrives.
+std::unique_ptr<ReportWriter> make_terminal_writer(const TerminalOptions& options, std::ostream& out);
 void write_terminal_report(const CheckReport& report, const TerminalOptions& options,
                            std::ostream& out);
 
