@@ -9,8 +9,10 @@
 //   b. `preflight lsp` answering workspace/diagnostic with a partialResultToken: time to the
 //      first streamed batch and to the answer, reports and diagnostics counted, the server's
 //      peak RSS (VmHWM in /proc/PID/status).
-// The tree is removed afterwards unless --keep.
-// Usage: preflight_scan_bench PREFLIGHT_EXE [--files N] [--jobs N] [--keep] [SOURCE_DIR...]
+// The tree is removed afterwards unless --keep. With several sizes (--files 10000,20000,40000)
+// each size gets its own tree; -j1 runs on the first only, and a last table sets the peak RSS
+// of `check -jN` and of the server against the tree size: bounded memory is a flat line.
+// Usage: preflight_scan_bench PREFLIGHT_EXE [--files N[,N...]] [--jobs N] [--keep] [SOURCE_DIR...]
 //        (defaults: 10000, hardware threads, /work/corpus /usr/lib/python3.11)
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -36,7 +38,8 @@ namespace fs = std::filesystem;
 
 struct Options {
   std::string exe;
-  size_t files = 10000;
+  std::vector<size_t> sizes{10000};
+  size_t files = 10000;  // the size being built
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool keep = false;
   std::vector<fs::path> sources;
@@ -100,12 +103,19 @@ ChildRun run_child(std::vector<std::string> args) {
   return r;
 }
 
-void cli_scan(const Options& o, const Tree& tree, unsigned jobs) {
+// Peak RSS in MB of each run at one tree size.
+struct SizeRow {
+  size_t files = 0;
+  double cli_mb = 0, server_mb = 0;
+};
+
+double cli_scan(const Options& o, const Tree& tree, unsigned jobs) {
   std::vector<std::string> args{o.exe, "check", "-j", std::to_string(jobs), "-q", "--no-color", tree.root.string()};
   ChildRun r = run_child(args);
   std::printf("  preflight check -j%-2u %8.2f s  %8.1f files/s  peak RSS %7.1f MB  exit %d%s\n", jobs, r.seconds,
               static_cast<double>(tree.files) / r.seconds, static_cast<double>(r.max_rss_kib) * 1024 / 1e6,
               r.exit_status, r.exit_status > 1 ? " (an error, not findings: the figures are void)" : "");
+  return static_cast<double>(r.max_rss_kib) * 1024 / 1e6;
 }
 
 size_t count_diagnostics(const json& items) {
@@ -114,7 +124,7 @@ size_t count_diagnostics(const json& items) {
   return n;
 }
 
-void server_scan(const Options& o, const Tree& tree) {
+double server_scan(const Options& o, const Tree& tree) {
   LspProcess lsp({o.exe, "lsp", "--log-level", "off", "--workers", std::to_string(o.jobs)});
   lsp.initialize(preflight::testing::vscode_capabilities(),
                  {{"workspaceFolders", {{{"uri", "file://" + tree.root.string()}, {"name", "bench"}}}}});
@@ -151,6 +161,7 @@ void server_scan(const Options& o, const Tree& tree) {
   std::printf("    server RSS %.1f MB after initialize, %.1f MB after the answer, peak (VmHWM) %.1f MB\n",
               static_cast<double>(rss_before) * 1024 / 1e6, static_cast<double>(rss_after) * 1024 / 1e6,
               static_cast<double>(peak) * 1024 / 1e6);
+  return static_cast<double>(peak) * 1024 / 1e6;
 }
 
 Options parse_args(int argc, char** argv) {
@@ -160,32 +171,44 @@ Options parse_args(int argc, char** argv) {
   o.exe = fs::absolute(argv[1]).string();
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--files" && i + 1 < argc) o.files = std::stoul(argv[++i]);
+    if (arg == "--files" && i + 1 < argc) {
+      o.sizes.clear();
+      std::string list = argv[++i];
+      for (size_t at = 0; at <= list.size();) {
+        size_t comma = std::min(list.find(',', at), list.size());
+        o.sizes.push_back(std::stoul(list.substr(at, comma - at)));
+        at = comma + 1;
+      }
+    }
     else if (arg == "--jobs" && i + 1 < argc) o.jobs = static_cast<unsigned>(std::stoul(argv[++i]));
     else if (arg == "--keep") o.keep = true;
     else if (arg.starts_with("-")) throw std::invalid_argument("unknown option " + arg);
     else o.sources.emplace_back(arg);
   }
   if (o.sources.empty()) o.sources = {"/work/corpus", "/usr/lib/python3.11"};
-  if (o.files == 0 || o.jobs == 0) throw std::invalid_argument("--files and --jobs want a positive count");
+  for (size_t n : o.sizes)
+    if (n == 0) throw std::invalid_argument("--files wants positive counts");
+  if (o.jobs == 0) throw std::invalid_argument("--jobs wants a positive count");
   return o;
 }
 
-int run(int argc, char** argv) {
-  Options o = parse_args(argc, argv);
-  pb::print_header("preflight_scan_bench (workspace scan)", argc, argv);
+// One tree size: build, check from the command line (and -j1 when `single`), scan from the
+// server, remove.
+SizeRow run_size(Options o, size_t files, bool single) {
+  o.files = files;
   auto t = pb::Clock::now();
   Tree tree = make_tree(o);
   std::printf("tree: %s, %zu files (%zu sources under", tree.root.c_str(), tree.files, tree.sources);
   for (const fs::path& s : o.sources) std::printf(" %s", s.c_str());
   std::printf(", spread or cycled), %s, built in %.1f s\n\n", pb::format_bytes(static_cast<double>(tree.bytes)).c_str(),
               pb::ms_since(t) / 1e3);
+  SizeRow row{files};
   try {
     std::printf("command line (report to /dev/null):\n");
-    cli_scan(o, tree, 1);
-    if (o.jobs != 1) cli_scan(o, tree, o.jobs);
+    if (single || o.jobs == 1) row.cli_mb = cli_scan(o, tree, 1);
+    if (o.jobs != 1) row.cli_mb = cli_scan(o, tree, o.jobs);
     std::printf("language server:\n");
-    server_scan(o, tree);
+    row.server_mb = server_scan(o, tree);
   } catch (...) {
     if (!o.keep) fs::remove_all(tree.root);
     throw;
@@ -194,6 +217,29 @@ int run(int argc, char** argv) {
     std::printf("\nkept the tree: %s\n", tree.root.c_str());
   else
     fs::remove_all(tree.root);
+  return row;
+}
+
+// Peak RSS against tree size, and the growth per 1,000 files from the smallest to the largest.
+void print_memory_table(const std::vector<SizeRow>& rows, unsigned jobs) {
+  std::string check = "check -j" + std::to_string(jobs);
+  std::printf("\npeak RSS against tree size:\n  %8s  %16s  %22s\n", "files", check.c_str(), "server workspace scan");
+  for (const SizeRow& r : rows) std::printf("  %8zu  %13.1f MB  %19.1f MB\n", r.files, r.cli_mb, r.server_mb);
+  const SizeRow &a = rows.front(), &b = rows.back();
+  double per_k = 1000.0 / static_cast<double>(b.files - a.files);
+  std::printf("  growth per 1,000 more files: check %.2f MB, server %.2f MB\n", (b.cli_mb - a.cli_mb) * per_k,
+              (b.server_mb - a.server_mb) * per_k);
+}
+
+int run(int argc, char** argv) {
+  Options o = parse_args(argc, argv);
+  pb::print_header("preflight_scan_bench (workspace scan)", argc, argv);
+  std::vector<SizeRow> rows;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    if (i) std::printf("\n");
+    rows.push_back(run_size(o, o.sizes[i], i == 0));
+  }
+  if (rows.size() > 1 && rows.back().files != rows.front().files) print_memory_table(rows, o.jobs);
   std::printf("\nload average at the end: %s\n", pb::load_average().c_str());
   return 0;
 }
