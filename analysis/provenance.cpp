@@ -32,27 +32,82 @@ std::vector<EvidenceStep> evidence_steps(const EvidencePtr& chain, size_t limit)
 
 namespace {
 
-using Env = std::unordered_map<std::string, Value>;
+// The names bound in a unit and their values, sorted by name in one vector. The interpreter
+// copies the environment at every branch and loop and joins the copies afterwards: a copy is
+// one allocation (names are short enough to live inline), where a hash map allocated a node
+// per name, and a join is one merge of two sorted runs.
+class Env {
+ public:
+  using Entry = std::pair<std::string, Value>;
+  using iterator = std::vector<Entry>::iterator;
+  using const_iterator = std::vector<Entry>::const_iterator;
+
+  iterator begin() { return entries_.begin(); }
+  iterator end() { return entries_.end(); }
+  const_iterator begin() const { return entries_.begin(); }
+  const_iterator end() const { return entries_.end(); }
+  std::size_t size() const { return entries_.size(); }
+
+  iterator find(std::string_view name) {
+    iterator it = lower_bound(name);
+    return it != entries_.end() && it->first == name ? it : entries_.end();
+  }
+  const_iterator find(std::string_view name) const { return const_cast<Env*>(this)->find(name); }
+  std::size_t count(std::string_view name) const { return find(name) != end() ? 1 : 0; }
+
+  Value& operator[](std::string_view name) {
+    iterator it = lower_bound(name);
+    if (it == entries_.end() || it->first != name) it = entries_.insert(it, {std::string(name), Value::unknown()});
+    return it->second;
+  }
+
+  // Every name of either side once, in order; `both(a, b)` for a name on both sides, `left`
+  // / `right` for a name on one side only.
+  template <typename Both, typename Left, typename Right>
+  static Env merge(Env a, const Env& b, Both both, Left left, Right right) {
+    Env out;
+    out.entries_.reserve(a.size() + b.size());
+    auto i = a.entries_.begin();
+    auto j = b.entries_.begin();
+    while (i != a.entries_.end() || j != b.entries_.end()) {
+      if (j == b.entries_.end() || (i != a.entries_.end() && i->first < j->first)) {
+        out.entries_.push_back({std::move(i->first), left(i->second)});
+        ++i;
+      } else if (i == a.entries_.end() || j->first < i->first) {
+        out.entries_.push_back({j->first, right(j->second)});
+        ++j;
+      } else {
+        out.entries_.push_back({std::move(i->first), both(i->second, j->second)});
+        ++i;
+        ++j;
+      }
+    }
+    return out;
+  }
+
+ private:
+  iterator lower_bound(std::string_view name) {
+    return std::lower_bound(entries_.begin(), entries_.end(), name,
+                            [](const Entry& e, std::string_view n) { return e.first < n; });
+  }
+
+  std::vector<Entry> entries_;
+};
 
 bool same_states(const Env& a, const Env& b) {
   if (a.size() != b.size()) return false;
-  for (const auto& [k, v] : a) {
-    auto it = b.find(k);
-    if (it == b.end() || it->second.graph != v.graph) return false;
-  }
-  return true;
+  return std::equal(a.begin(), a.end(), b.begin(), [](const Env::Entry& x, const Env::Entry& y) {
+    return x.first == y.first && x.second.graph == y.second.graph;
+  });
 }
 
-// `a` by value: callers whose left side is dead afterwards move it in, and an environment is
-// a hash map of names (copying one at every branch was the interpreter's largest cost).
+// `a` by value: callers whose left side is dead afterwards move it in. A name bound on one
+// side only is joined with Unknown (unbound on the other path).
 Env join_envs(Env a, const Env& b) {
-  for (auto& [k, v] : a) {
-    auto it = b.find(k);
-    v = it == b.end() ? join(v, Value::unknown()) : join(v, it->second);
-  }
-  for (const auto& [k, v] : b)
-    if (!a.count(k)) a.emplace(k, join(Value::unknown(), v));
-  return a;
+  return Env::merge(
+      std::move(a), b, [](const Value& x, const Value& y) { return join(x, y); },
+      [](const Value& x) { return join(x, Value::unknown()); },
+      [](const Value& y) { return join(Value::unknown(), y); });
 }
 
 using names::last_segment;
