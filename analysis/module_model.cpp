@@ -214,7 +214,7 @@ struct ModuleModel::Builder {
 
   void on_call(TSNode n, int scope) {
     CallSite site;
-    site.id = node_id(n);
+    site.node = n;
     site.start = ts_node_start_byte(n);
     site.callee = field(n, k.f_function);
     site.leaf = analysis::callee_leaf(n, m.src_);
@@ -296,7 +296,7 @@ const ModuleModel::CallSite* ModuleModel::call_site(TSNode call) const {
   auto it = std::lower_bound(calls_.begin(), calls_.end(), start,
                              [](const CallSite& c, uint32_t at) { return c.start < at; });
   for (; it != calls_.end() && it->start == start; ++it)
-    if (it->id == node_id(call)) return &*it;
+    if (it->node.id == call.id) return &*it;
   return nullptr;
 }
 

@@ -6,6 +6,7 @@
 
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,17 @@ class ModuleModel {
   // A view into the model (or its source), valid as long as the model is.
   std::optional<std::string_view> qualified_callee(TSNode call) const;
 
+  // Every call node inside `node` (itself included when it is a call), in preorder, read from
+  // the call table: the calls of a subtree without walking it.
+  template <typename Visit>
+  void for_each_call_in(TSNode node, Visit&& visit) const {
+    uint32_t begin = ts_node_start_byte(node), end = ts_node_end_byte(node);
+    auto it = std::lower_bound(calls_.begin(), calls_.end(), begin,
+                               [](const CallSite& c, uint32_t at) { return c.start < at; });
+    for (; it != calls_.end() && it->start < end; ++it)
+      if (ts_node_end_byte(it->node) <= end) visit(it->node);  // not `f(x)(y)` around `f(x)`
+  }
+
   // Classification of a dotted name as seen from `scope`, reading its binding first.
   ValueKind kind_of(std::string_view dotted, int scope) const;
   ValueKind classify_value(TSNode value, int scope, int position = -1, int depth = 0) const;
@@ -159,7 +171,7 @@ class ModuleModel {
   // `f(x)(y)`, are told apart by id). The qualified name lies in the source when it reads as
   // written there, else in `call_names_`.
   struct CallSite {
-    const void* id = nullptr;
+    TSNode node{};
     uint32_t start = 0;
     enum class Name : uint8_t { None, InSource, InNames } name = Name::None;
     uint32_t name_at = 0, name_size = 0;

@@ -80,11 +80,12 @@ struct Checker final : RuleCheck {
     }
   }
 
+  // Every local function a call inside `n` may run (the call table, not a walk of `n`).
   void mark_callees(TSNode n) {
-    if (is(n, k.call))
-      if (const std::vector<int>* fs = local_callees(ctx.model, n))
+    ctx.model.for_each_call_in(n, [&](TSNode call) {
+      if (const std::vector<int>* fs = local_callees(ctx.model, call))
         for (int f : *fs) training_function[f] = 1;
-    for_each_named_child(n, [&](TSNode c) { mark_callees(c); });
+    });
   }
 
   void enter(TSNode n, const WalkState& st) override {

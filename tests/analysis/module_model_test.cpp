@@ -549,6 +549,16 @@ void expect_call_table_matches(const Parsed& p, const std::string& label) {
     if (got) { ASSERT_EQ(*got, *expected) << label << " at " << ts_node_start_byte(n); }
   });
   EXPECT_GT(calls, 0u) << label;
+  // The calls of a subtree from the table are exactly those a walk of the subtree meets.
+  for_each_node(p.root(), [&](TSNode n, uint32_t) {
+    if (!is(n, k.function_definition) && !is(n, k.block) && !is(n, k.call)) return;
+    std::vector<const void*> walked, table;
+    for_each_node(n, [&](TSNode c, uint32_t) {
+      if (is(c, k.call)) walked.push_back(c.id);
+    });
+    p.model.for_each_call_in(n, [&](TSNode c) { table.push_back(c.id); });
+    ASSERT_EQ(table, walked) << label << ": calls inside the node at " << ts_node_start_byte(n);
+  });
 }
 
 TEST(ModuleModelTest, CallTableAnswersForCallsInEveryPosition) {
