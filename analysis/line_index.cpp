@@ -1,6 +1,7 @@
 #include "analysis/line_index.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace preflight::analysis {
 namespace {
@@ -39,6 +40,19 @@ uint32_t units_of(uint32_t seq_len, ColumnUnit unit) {
 
 LineIndex::LineIndex(std::string_view text) : text_(text) {
   line_starts_.push_back(0);
+  if (text.empty()) return;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (!std::memchr(begin, '\r', text.size())) {
+    // The usual text: '\n' ends every line, and memchr finds it many bytes at a time (the
+    // server indexes the whole document at every edit).
+    for (const char* p = begin; p < end; ++p) {
+      p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      if (!p) break;
+      line_starts_.push_back(static_cast<uint32_t>(p - begin + 1));
+    }
+    return;
+  }
   for (uint32_t i = 0; i < text.size(); ++i) {
     if (text[i] == '\n') {
       line_starts_.push_back(i + 1);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <random>
+#include <vector>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -245,4 +247,35 @@ TEST(LineIndexTest, TruncatedSequenceAtEndOfTextDoesNotReadPastIt) {
 }
 
 }  // namespace
+// Line starts as Python reads line breaks (\n, \r\n, a lone \r), one byte at a time: the
+// index must agree on every text, with or without carriage returns (it takes a faster path
+// when there are none).
+std::vector<uint32_t> reference_line_starts(std::string_view text) {
+  std::vector<uint32_t> starts{0};
+  for (uint32_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    if (text[i] == '\n' || text[i] == '\r') starts.push_back(i + 1);
+  }
+  return starts;
+}
+
+TEST(LineIndexTest, LineStartsAgreeWithAByteByByteReadingOnRandomTexts) {
+  std::mt19937 rng(7);
+  const std::string alphabet[] = {"a", "\n", "\r", "\r\n", " ", "\xc3\xa9", "\n\n"};
+  for (int round = 0; round < 2000; ++round) {
+    std::string text;
+    bool with_cr = round % 2 == 0;
+    for (std::size_t n = rng() % 40; n > 0; --n) {
+      const std::string& piece = alphabet[rng() % std::size(alphabet)];
+      if (!with_cr && piece.find('\r') != std::string::npos) continue;
+      text += piece;
+    }
+    LineIndex index(text);
+    std::vector<uint32_t> expected = reference_line_starts(text);
+    ASSERT_EQ(index.line_count(), expected.size()) << round;
+    for (uint32_t line = 0; line < expected.size(); ++line)
+      ASSERT_EQ(index.line_start(line), expected[line]) << round << " line " << line;
+  }
+}
+
 }  // namespace preflight::analysis
