@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ git ca-certificates
           nlohmann-json3-dev libasio-dev libspdlog-dev libgtest-dev libgmock-dev
-          libtomlplusplus-dev libcli11-dev)
+          libtomlplusplus-dev libcli11-dev libmimalloc-dev)
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # `npm pack` fetches the parser tarballs
 # The editor end-to-end tests (tests/editors) drive these headless; CI fails without them.
 packages+=(neovim emacs-nox elpa-eglot)
