@@ -52,8 +52,6 @@ class Env {
     iterator it = lower_bound(name);
     return it != entries_.end() && it->first == name ? it : entries_.end();
   }
-  const_iterator find(std::string_view name) const { return const_cast<Env*>(this)->find(name); }
-  std::size_t count(std::string_view name) const { return find(name) != end() ? 1 : 0; }
 
   Value& operator[](std::string_view name) {
     iterator it = lower_bound(name);
@@ -61,23 +59,23 @@ class Env {
     return it->second;
   }
 
-  // Every name of either side once, in order; `both(a, b)` for a name on both sides, `left`
-  // / `right` for a name on one side only.
-  template <typename Both, typename Left, typename Right>
-  static Env merge(Env a, const Env& b, Both both, Left left, Right right) {
+  // The state after two paths meet: every name of either side once, its values joined; a
+  // name bound on one side only is joined with Unknown (unbound on the other path). `a` by
+  // value: callers whose left side is dead afterwards move it in.
+  friend Env join_envs(Env a, const Env& b) {
     Env out;
     out.entries_.reserve(a.size() + b.size());
     auto i = a.entries_.begin();
     auto j = b.entries_.begin();
     while (i != a.entries_.end() || j != b.entries_.end()) {
       if (j == b.entries_.end() || (i != a.entries_.end() && i->first < j->first)) {
-        out.entries_.push_back({std::move(i->first), left(i->second)});
+        out.entries_.push_back({std::move(i->first), join(i->second, Value::unknown())});
         ++i;
       } else if (i == a.entries_.end() || j->first < i->first) {
-        out.entries_.push_back({j->first, right(j->second)});
+        out.entries_.push_back({j->first, join(Value::unknown(), j->second)});
         ++j;
       } else {
-        out.entries_.push_back({std::move(i->first), both(i->second, j->second)});
+        out.entries_.push_back({std::move(i->first), join(i->second, j->second)});
         ++i;
         ++j;
       }
@@ -99,15 +97,6 @@ bool same_states(const Env& a, const Env& b) {
   return std::equal(a.begin(), a.end(), b.begin(), [](const Env::Entry& x, const Env::Entry& y) {
     return x.first == y.first && x.second.graph == y.second.graph;
   });
-}
-
-// `a` by value: callers whose left side is dead afterwards move it in. A name bound on one
-// side only is joined with Unknown (unbound on the other path).
-Env join_envs(Env a, const Env& b) {
-  return Env::merge(
-      std::move(a), b, [](const Value& x, const Value& y) { return join(x, y); },
-      [](const Value& x) { return join(x, Value::unknown()); },
-      [](const Value& y) { return join(Value::unknown(), y); });
 }
 
 using names::last_segment;
