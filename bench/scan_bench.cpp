@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -39,7 +40,6 @@ namespace fs = std::filesystem;
 struct Options {
   std::string exe;
   std::vector<size_t> sizes{10000};
-  size_t files = 10000;  // the size being built
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   bool keep = false;
   std::vector<fs::path> sources;
@@ -56,14 +56,14 @@ fs::path copy_name(size_t i) {
   return name;
 }
 
-Tree make_tree(const Options& o) {
+Tree make_tree(const Options& o, size_t files) {
   std::vector<fs::path> sources = pb::python_files(o.sources);
   if (sources.empty()) throw std::runtime_error("no .py files under the source directories");
   std::string pattern = (fs::temp_directory_path() / "preflight-scan-XXXXXX").string();
   if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-  Tree tree{pattern, o.files, 0, sources.size()};
-  std::vector<fs::path> picked = pb::spread_pick(sources, o.files);
-  for (size_t i = 0; i < o.files; ++i) {
+  Tree tree{pattern, files, 0, sources.size()};
+  std::vector<fs::path> picked = pb::spread_pick(sources, files);
+  for (size_t i = 0; i < files; ++i) {
     const fs::path& source = picked[i];
     fs::path target = tree.root / copy_name(i);
     fs::create_directories(target.parent_path());
@@ -194,10 +194,9 @@ Options parse_args(int argc, char** argv) {
 
 // One tree size: build, check from the command line (and -j1 when `single`), scan from the
 // server, remove.
-SizeRow run_size(Options o, size_t files, bool single) {
-  o.files = files;
+SizeRow run_size(const Options& o, size_t files, bool single) {
   auto t = pb::Clock::now();
-  Tree tree = make_tree(o);
+  Tree tree = make_tree(o, files);
   std::printf("tree: %s, %zu files (%zu sources under", tree.root.c_str(), tree.files, tree.sources);
   for (const fs::path& s : o.sources) std::printf(" %s", s.c_str());
   std::printf(", spread or cycled), %s, built in %.1f s\n\n", pb::format_bytes(static_cast<double>(tree.bytes)).c_str(),
@@ -221,7 +220,8 @@ SizeRow run_size(Options o, size_t files, bool single) {
 }
 
 // Peak RSS against tree size, and the growth per 1,000 files from the smallest to the largest.
-void print_memory_table(const std::vector<SizeRow>& rows, unsigned jobs) {
+void print_memory_table(std::vector<SizeRow> rows, unsigned jobs) {
+  std::sort(rows.begin(), rows.end(), [](const SizeRow& x, const SizeRow& y) { return x.files < y.files; });
   std::string check = "check -j" + std::to_string(jobs);
   std::printf("\npeak RSS against tree size:\n  %8s  %16s  %22s\n", "files", check.c_str(), "server workspace scan");
   for (const SizeRow& r : rows) std::printf("  %8zu  %13.1f MB  %19.1f MB\n", r.files, r.cli_mb, r.server_mb);
@@ -239,7 +239,8 @@ int run(int argc, char** argv) {
     if (i) std::printf("\n");
     rows.push_back(run_size(o, o.sizes[i], i == 0));
   }
-  if (rows.size() > 1 && rows.back().files != rows.front().files) print_memory_table(rows, o.jobs);
+  bool sizes_differ = std::any_of(rows.begin(), rows.end(), [&](const SizeRow& r) { return r.files != rows[0].files; });
+  if (sizes_differ) print_memory_table(rows, o.jobs);
   std::printf("\nload average at the end: %s\n", pb::load_average().c_str());
   return 0;
 }
