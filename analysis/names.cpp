@@ -1,6 +1,7 @@
 #include "analysis/names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <string>
 
@@ -90,6 +91,68 @@ constexpr std::array<std::string_view, 10> kIterableWrappers = {
     "enumerate", "tqdm", "zip", "iter", "islice", "cycle", "chain", "trange", "list", "sorted"};
 
 }  // namespace
+
+namespace {
+// torch's namespaces whose lowercase functions return tensors, and the lowercase functions
+// of the top-level `torch` module that do not (they configure, save or compile).
+constexpr std::array<std::string_view, 7> kTensorModules = {
+    "torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.nn.init",
+    "einops"};
+constexpr std::array<std::string_view, 36> kTorchNonTensorFunctions = {
+    "compile", "save", "load", "manual_seed", "seed", "initial_seed", "set_grad_enabled",
+    "no_grad", "enable_grad", "inference_mode", "is_tensor", "is_storage", "is_floating_point",
+    "is_complex", "is_grad_enabled", "is_inference_mode_enabled", "numel", "device",
+    "get_default_dtype", "set_default_dtype", "set_default_device", "set_num_threads",
+    "get_num_threads", "set_num_interop_threads", "use_deterministic_algorithms",
+    "set_printoptions", "set_float32_matmul_precision", "get_float32_matmul_precision",
+    "typename", "get_rng_state", "set_rng_state", "finfo", "iinfo", "set_anomaly_enabled",
+    "are_deterministic_algorithms_enabled", "is_nonzero"};
+constexpr std::array<std::string_view, 5> kNumberModules = {"time", "math", "random", "statistics",
+                                                            "timeit"};
+constexpr std::array<std::string_view, 40> kTensorOnlyMethods = {
+    "mean", "sum", "prod", "std", "var", "norm", "view", "view_as", "reshape", "flatten",
+    "squeeze", "unsqueeze", "permute", "transpose", "contiguous", "float", "half", "bfloat16",
+    "double", "softmax", "log_softmax", "sigmoid", "tanh", "relu", "exp", "log", "pow", "sqrt",
+    "clamp", "masked_fill", "matmul", "mm", "bmm", "expand", "expand_as", "repeat", "narrow",
+    "gather", "type_as", "abs"};
+
+std::string_view module_of(std::string_view qualified) {
+  size_t dot = qualified.rfind('.');
+  return dot == std::string_view::npos ? std::string_view{} : qualified.substr(0, dot);
+}
+std::string_view leaf_of(std::string_view qualified) {
+  size_t dot = qualified.rfind('.');
+  return dot == std::string_view::npos ? qualified : qualified.substr(dot + 1);
+}
+std::string_view root_of(std::string_view qualified) { return qualified.substr(0, qualified.find('.')); }
+}  // namespace
+
+bool is_tensor_function(std::string_view qualified) {
+  std::string_view mod = module_of(qualified), leaf = leaf_of(qualified);
+  if (leaf.empty() || !(std::islower(static_cast<unsigned char>(leaf[0])) || leaf[0] == '_')) return false;
+  if (!in(kTensorModules, mod)) return false;
+  return mod != "torch" || !in(kTorchNonTensorFunctions, leaf);
+}
+bool is_numpy_module(std::string_view qualified) { return root_of(qualified) == "numpy"; }
+bool is_number_module(std::string_view qualified) {
+  return qualified.find('.') != std::string_view::npos && in(kNumberModules, root_of(qualified));
+}
+bool is_tensor_only_method(std::string_view m) { return in(kTensorOnlyMethods, m); }
+
+namespace {
+constexpr std::array<std::string_view, 22> kSingleTensorLayers = {
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "Dropout", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+    "Identity"};
+constexpr std::array<std::string_view, 9> kModuleKeepingMethods = {
+    "to", "cuda", "cpu", "float", "half", "bfloat16", "double", "train", "eval"};
+}  // namespace
+
+bool is_single_tensor_layer(std::string_view qualified) {
+  return module_of(qualified) == "torch.nn" && in(kSingleTensorLayers, leaf_of(qualified));
+}
+bool keeps_module(std::string_view method) { return in(kModuleKeepingMethods, method); }
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -28,6 +28,19 @@ bool is_evaluation_function_name(std::string_view name);  // validate, evaluate_
 bool is_eval_loader_iterable(std::string_view lowered_dotted);  // val_loader, test_dataset
 bool is_iterable_wrapper(std::string_view leaf);        // enumerate, tqdm, zip, iter, ...
 
+// Library facts, read from a call's qualified name (not heuristics: what these modules are).
+bool is_tensor_function(std::string_view qualified);  // torch.stack, torch.nn.functional.relu, einops.rearrange
+bool is_numpy_module(std::string_view qualified);     // numpy.*: arrays, never a graph
+bool is_number_module(std::string_view qualified);    // time.*, math.*, random.*: Python numbers
+// Methods that only tensors have (a tuple, dict or ModelOutput has none of them): a value
+// that holds tensors and answers one of these is a tensor.
+bool is_tensor_only_method(std::string_view m);       // mean, view, softmax, ...
+// torch.nn layers whose forward returns one tensor (not LSTM / MultiheadAttention, which
+// return tuples, nor Sequential, which returns whatever its last layer does).
+bool is_single_tensor_layer(std::string_view qualified);  // torch.nn.Linear, torch.nn.Conv2d, ...
+// Module methods that return the module itself: `net.to(device)`, `net.eval()`.
+bool keeps_module(std::string_view method);
+
 std::string lower(std::string_view s);
 // `self.model.encoder` -> `encoder`.
 std::string_view last_segment(std::string_view dotted);

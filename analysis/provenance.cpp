@@ -7,17 +7,51 @@
 
 namespace preflight::analysis {
 
+std::string_view type_name(Type t) {
+  switch (t) {
+    case Type::Unknown: return "unknown";
+    case Type::Tensor: return "a tensor";
+    case Type::Tensors: return "a container of tensors";
+    case Type::Number: return "a Python number";
+    case Type::Array: return "a NumPy array";
+    case Type::Object: return "an object";
+  }
+  return "unknown";
+}
+
+namespace {
+
+bool tensor_like(Type t) { return t == Type::Tensor || t == Type::Tensors; }
+
+// Two paths meet. An Unknown type is an unbound or unseen path and keeps the other side's
+// type; a tensor on one path and a number on the other is neither.
+Type join_types(Type a, Type b) {
+  if (a == b || b == Type::Unknown) return a;
+  if (a == Type::Unknown) return b;
+  if (tensor_like(a) && tensor_like(b)) return Type::Tensors;
+  return Type::Unknown;
+}
+
+// Proven beats weak beats naming-only: a graph shown by a binding on one path is shown.
+int strength(const Value& v) { return v.naming_only ? 0 : v.weak ? 1 : 2; }
+
+}  // namespace
+
 Value join(const Value& a, const Value& b) {
   if (a.graph == Graph::Yes && b.graph == Graph::Yes) {
-    Value v = a.naming_only && !b.naming_only ? b : a;
-    v.tensor = a.tensor && b.tensor;
+    Value v = strength(b) > strength(a) ? b : a;
+    v.type = join_types(a.type, b.type);
     v.consumed = a.consumed && b.consumed ? a.consumed : nullptr;  // fresh graph on some path
     return v;
   }
-  if (a.graph == Graph::Yes) return a;
-  if (b.graph == Graph::Yes) return b;
+  if (a.graph == Graph::Yes || b.graph == Graph::Yes) {
+    Value v = a.graph == Graph::Yes ? a : b;
+    const Value& other = a.graph == Graph::Yes ? b : a;
+    if (other.graph == Graph::Free) v.type = join_types(v.type, other.type);
+    return v;
+  }
   if (a.graph == Graph::Unknown || b.graph == Graph::Unknown) return Value::unknown();
-  return Value::free();
+  return Value::free(a.type == b.type ? a.type : Type::Unknown);
 }
 
 std::vector<EvidenceStep> evidence_steps(const EvidencePtr& chain, size_t limit) {
@@ -188,7 +222,7 @@ struct Provenance::Interpreter {
       Value v = Value::unknown();
       if (is_strong_loss_name(prm.name) && m.may_be_torch_code())
         v = Value::graph_of(node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)"),
-                            /*tensor=*/true, /*naming_only=*/true);
+                            Type::Tensor, /*naming_only=*/true);
       env[prm.name] = v;
     }
   }
@@ -268,7 +302,7 @@ struct Provenance::Interpreter {
     if (leaf == "requires_grad_" && is(callee, k.attribute) &&
         !is(positional_arg(call, 0), k.false_)) {
       if (auto d = dotted_name(field(callee, k.f_object), src))
-        env[*d] = Value::graph_of(node(call, code(text_of(call, src)) + " makes it require gradients"), true);
+        env[*d] = Value::graph_of(node(call, code(text_of(call, src)) + " makes it require gradients"), Type::Tensor);
     }
     if (leaf == "backward") mark_consumed(call);
     if (is(callee, k.attribute) && is_store_method(leaf)) {
@@ -336,6 +370,7 @@ struct Provenance::Interpreter {
         for (const EvidenceNode* n = v.why.get(); n && budget-- > 0; n = n->prev.get())
           sources.push_back(n);
         v.consumed = step;
+        v.type = Type::Tensor;  // a backward ran over it: it is a tensor
         env[*d] = v;
       }
       return;
@@ -376,7 +411,7 @@ struct Provenance::Interpreter {
     if (!is(left, k.attribute) || text_of(field(left, k.f_attribute), src) != "requires_grad")
       return false;
     if (auto d = dotted_name(field(left, k.f_object), src); d && is(right, k.true_))
-      env[*d] = Value::graph_of(node(left, "`" + *d + ".requires_grad = True` makes it record a graph"), true);
+      env[*d] = Value::graph_of(node(left, "`" + *d + ".requires_grad = True` makes it record a graph"), Type::Tensor);
     return true;
   }
 
@@ -461,11 +496,11 @@ struct Provenance::Interpreter {
     if (v.graph == Graph::Unknown) {
       auto bw = backwarded.find(name);
       if (bw != backwarded.end()) {
-        v = Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), true);
+        v = Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), Type::Tensor);
       } else if (from_call && grad_enabled && m.may_be_torch_code() &&
                  is_strong_loss_name(last_segment(name))) {
         v = Value::graph_of(node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)"),
-                            /*tensor=*/true, /*naming_only=*/true);
+                            Type::Tensor, /*naming_only=*/true);
       }
     }
     if (v.has_graph() && !is_null(target))
@@ -687,7 +722,7 @@ struct Provenance::Interpreter {
     if (it != env.end()) return it->second;
     auto bw = backwarded.find(name);
     if (bw != backwarded.end())
-      return Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), true);
+      return Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), Type::Tensor);
     (void)at;
     // A name bound elsewhere in this unit but not yet here, or a free name: read what the
     // enclosing units bound it to.
@@ -715,13 +750,14 @@ struct Provenance::Interpreter {
     if (t == k.subscript) {
       Value base = eval(field(e, k.f_value));
       eval_children_except(e, field(e, k.f_value));
-      base.tensor = base.has_graph();  // an element of a tensor or of a tuple of tensors
-      return grad_enabled ? base : Value::free();
+      // An element of a tensor is a tensor; of anything else, not proven one.
+      if (base.type != Type::Tensor) base.type = base.has_graph() ? Type::Tensors : Type::Unknown;
+      return grad_enabled ? base : Value::free(base.type);
     }
     if (t == k.binary_operator) {
       Value l = eval(field(e, k.f_left)), r = eval(field(e, k.f_right));
       Value v = join(l, r);
-      if (v.has_graph()) v.tensor = (l.has_graph() && l.tensor) || (r.has_graph() && r.tensor);
+      v.type = arithmetic_type(l.type, r.type, v.has_graph());
       if (l.has_graph() && r.has_graph()) v.consumed = l.consumed && r.consumed ? l.consumed : nullptr;
       return grad_enabled ? v : Value::free();
     }
@@ -809,9 +845,19 @@ struct Provenance::Interpreter {
     return container(v);
   }
 
+  // A tuple, list, dict or set: it holds tensors when it holds a graph, and it is never one.
   static Value container(Value v) {
-    v.tensor = false;
+    v.type = v.has_graph() ? Type::Tensors : Type::Object;
     return v;
+  }
+
+  // `a op b`: a tensor operand makes a tensor (`3.0 * loss`); two numbers make a number;
+  // anything else holding a graph is not proven a tensor (`t1 + t2` of tuples concatenates).
+  static Type arithmetic_type(Type l, Type r, bool graph) {
+    if (l == Type::Tensor || r == Type::Tensor) return Type::Tensor;
+    if (l == Type::Number && r == Type::Number) return Type::Number;
+    if (l == Type::Array || r == Type::Array) return graph ? Type::Unknown : Type::Array;
+    return graph ? Type::Tensors : Type::Unknown;
   }
 
   Value with_step(Value v, TSNode at, std::string msg) {
@@ -832,13 +878,16 @@ struct Provenance::Interpreter {
     TSNode obj = field(e, k.f_object);
     Value base = eval(obj);
     std::string_view attr = text_of(field(e, k.f_attribute), src);
-    if (names::is_detached_attribute(attr)) return Value::free();
+    if (names::is_detached_attribute(attr)) return Value::free(attr == "grad" || attr == "data" ? Type::Tensor : Type::Unknown);
     if (attr == "indices" && is(unparenthesize(obj), k.call) &&
         names::is_integer_reduction(callee_leaf(unparenthesize(obj), src)))
       return Value::free();  // integer positions of max/min/topk/sort (TG001-P12)
     if (d && d->find('.') != std::string::npos && m.import_of(d->substr(0, d->find('.'))))
       return Value::free();  // a module attribute: torch.float32, np.pi
-    base.tensor = base.has_graph();  // `out.loss`, `out.logits`, `x.T`
+    // `x.T` of a tensor is a tensor; `out.loss`, `out.logits` of a model's output are not
+    // proven ones (a ModelOutput field may be a tuple of hidden states).
+    if (base.type != Type::Tensor || !is_tensor_attribute(attr))
+      base.type = base.has_graph() ? Type::Tensors : Type::Unknown;
     return base;
   }
 
@@ -871,8 +920,12 @@ struct Provenance::Interpreter {
     return v;
   }
 
-  Value graph_from(TSNode at, std::string msg, EvidencePtr prev = nullptr) {
-    return Value::graph_of(node(at, std::move(msg), std::move(prev)), /*tensor=*/true);
+  Value graph_from(TSNode at, std::string msg, EvidencePtr prev = nullptr, Type type = Type::Tensor) {
+    return Value::graph_of(node(at, std::move(msg), std::move(prev)), type);
+  }
+
+  static bool is_tensor_attribute(std::string_view attr) {
+    return attr == "T" || attr == "mT" || attr == "H" || attr == "mH" || attr == "real" || attr == "imag";
   }
 
   Value eval_call(TSNode call) {
@@ -884,27 +937,108 @@ struct Provenance::Interpreter {
     return v;
   }
 
-  Value loss_call(TSNode call, const Value& args) {
+  // `weak`: why the callee is a loss only by a heuristic (empty when its binding shows it).
+  Value loss_call(TSNode call, const Value& args, std::string weak = {}) {
     if (args.graph == Graph::Free && ts_node_named_child_count(field(call, k.f_arguments)) > 0)
-      return Value::free();  // a loss of values that carry no graph has none either
-    return graph_from(call, code(text_of(call, src)) + " computes a loss", args.has_graph() ? args.why : nullptr);
+      return Value::free(Type::Tensor);  // a loss of values that carry no graph has none either
+    Value v = graph_from(call, code(text_of(call, src)) + " computes a loss" + weak,
+                         args.has_graph() ? args.why : nullptr);
+    if (!weak.empty()) v.weak = v.why;
+    else if (args.has_graph() && !args.proven()) v.weak = args.weak ? args.weak : args.why;
+    return v;
   }
 
-  std::string model_reason(std::string_view dotted) {
-    ValueKind kind = m.kind_of(dotted, scope);
-    if (kind == ValueKind::Model) return "`" + std::string(dotted) + "` is bound to a model";
-    return "`" + std::string(dotted) + "` is named like a model (naming heuristic)";
+  std::string criterion_weakness(std::string_view dotted) {
+    if (m.kind_of(dotted, scope) == ValueKind::Criterion) return {};
+    return ": `" + std::string(dotted) + "` is named like a loss function (naming heuristic)";
   }
 
   Value forward_pass(TSNode call, std::string_view model_name) {
-    return graph_from(call, code(text_of(call, src)) + " is a forward pass with autograd on: " +
-                                model_reason(model_name));
+    bool bound = m.kind_of(model_name, scope) == ValueKind::Model;
+    std::string reason = bound ? "`" + std::string(model_name) + "` is bound to a model"
+                               : "`" + std::string(model_name) + "` is named like a model (naming heuristic)";
+    // A model's output may be a tensor, a tuple or a ModelOutput: a tensor only when the
+    // binding shows a layer or a local module whose forward returns one.
+    Type out = bound ? model_output_type(model_name, 0) : Type::Tensors;
+    Value v = graph_from(call, code(text_of(call, src)) + " is a forward pass with autograd on: " + reason,
+                         nullptr, out);
+    if (!bound) v.weak = v.why;
+    return v;
+  }
+
+  // Tensor when every binding of `model` is a torch layer with one tensor output, a local
+  // module class whose `forward` returns a tensor, or one of those moved / cast / switched
+  // (`net.to(device)`, `net.eval()`); Tensors otherwise.
+  Type model_output_type(std::string_view model, int depth) {
+    const std::vector<BindingSite>* sites = m.bindings_of(model, scope);
+    if (!sites || sites->empty() || depth > 4) return Type::Tensors;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (b.arity > 1 || !is(v, k.call)) return Type::Tensors;
+      TSNode callee = field(v, k.f_function);
+      std::string_view leaf = callee_leaf(v, src);
+      if (is(callee, k.attribute) && names::keeps_module(leaf)) {
+        auto recv = dotted_name(field(callee, k.f_object), src);
+        if (!recv || *recv == model) continue;  // `net = net.to(device)`: the same module
+        if (model_output_type(*recv, depth + 1) != Type::Tensor) return Type::Tensors;
+        continue;
+      }
+      if (auto q = m.qualified_callee(v); q && names::is_single_tensor_layer(*q)) continue;
+      int cls = is(callee, k.identifier) ? m.class_named(leaf) : -1;
+      if (cls < 0 || local_forward_type(cls) != Type::Tensor) return Type::Tensors;
+    }
+    return Type::Tensor;
+  }
+
+  Type local_forward_type(int cls) {
+    const std::vector<int>* fs = m.functions_named("forward");
+    if (!fs) return Type::Unknown;
+    for (int f : *fs) {
+      if (m.functions()[f].class_index != cls) continue;
+      Summary& sum = p.analyze_unit(m.functions()[f].scope);
+      return sum.done && sum.has_return ? sum.joined.type : Type::Unknown;
+    }
+    return Type::Unknown;
   }
 
   Value factory(TSNode call) {
     if (has_literal_true_keyword(call, "requires_grad", src))
       return graph_from(call, code(text_of(call, src)) + " creates a tensor with requires_grad=True");
-    return Value::free();
+    return Value::free(Type::Tensor);
+  }
+
+  // What a library function gives, read from its qualified name. Only torch's tensor
+  // functions (and einops') are known to return tensors; NumPy gives arrays, the standard
+  // library's clocks and maths give numbers; a capitalised callee constructs an object.
+  // Anything else is a function the analysis cannot see: its result is Unknown.
+  Value library_call(TSNode call, std::string_view qualified, const Value& args) {
+    std::string_view leaf = qualified.substr(qualified.rfind('.') + 1);
+    if (has_literal_true_keyword(call, "requires_grad", src))
+      return graph_from(call, code(text_of(call, src)) + " creates a tensor with requires_grad=True");
+    if (!leaf.empty() && std::isupper(static_cast<unsigned char>(leaf[0]))) return construct(call, qualified, args);
+    if (names::is_numpy_module(qualified)) return Value::free(Type::Array);
+    if (names::is_number_module(qualified)) return Value::free(Type::Number);
+    if (names::is_tensor_function(qualified)) {
+      if (names::is_tensor_factory(leaf)) return factory(call);
+      if (names::is_functional_loss(leaf)) return loss_call(call, args);
+      Value v = args;  // torch.stack(terms), F.relu(x): the arguments decide
+      bool several = returns_several(leaf);
+      v.type = v.has_graph() ? (several ? Type::Tensors : Type::Tensor) : (several ? Type::Object : Type::Tensor);
+      return v;
+    }
+    if (args.has_graph()) return Value::unknown();  // an unseen function of a graph
+    return args.graph == Graph::Free ? Value::free() : Value::unknown();
+  }
+
+  // A class constructed from outside this file. torch's own classes (optimizers, timers,
+  // layers, datasets) keep no graph of their arguments; another class given graph-carrying
+  // arguments is assumed to keep them (a stats namedtuple), which is a guess: weak.
+  Value construct(TSNode call, std::string_view qualified, const Value& args) {
+    if (qualified.starts_with("torch.") || !args.has_graph()) return Value::free(Type::Object);
+    Value v = with_step(args, call, code(text_of(call, src)) + " is assumed to keep its arguments (a class not defined here)");
+    v.type = Type::Tensors;
+    v.weak = v.why;
+    return v;
   }
 
   Value eval_method_call(TSNode call, TSNode callee, const Value& args) {
@@ -913,39 +1047,74 @@ struct Provenance::Interpreter {
     auto recv_dotted = dotted_name(obj, src);
     auto full = dotted_name(callee, src);
     Value recv = eval(obj);
-    if (names::is_detaching_method(m_name) || m_name == "backward") return Value::free();
+    if (m_name == "backward") return Value::free();
+    if (names::is_detaching_method(m_name)) return Value::free(detached_type(m_name));
     if (m_name == "grad") {
       if (has_literal_true_keyword(call, "create_graph", src))  // a tuple of tensors
         return container(graph_from(call, code(text_of(call, src)) + " builds a differentiable gradient (create_graph=True)"));
-      return Value::free();
+      return Value::free(Type::Tensors);
     }
     if (names::is_non_differentiable(m_name)) return Value::free();
     if (m_name == "requires_grad_" && !is(positional_arg(call, 0), k.false_))
       return graph_from(call, code(text_of(call, src)) + " makes it require gradients");
-    if (names::is_functional_loss(m_name) || m_name.ends_with("_loss")) return loss_call(call, args);
-    if (names::is_tensor_factory(m_name)) return factory(call);
+    bool library = recv_dotted && m.import_of(recv_dotted->substr(0, recv_dotted->find('.')));
+    if (library && full) {
+      if (auto q = m.qualified_callee(call)) return library_call(call, *q, args);
+    }
+    if (names::is_functional_loss(m_name)) return loss_call(call, args);
+    if (m_name.ends_with("_loss"))
+      return loss_call(call, args, ": `." + std::string(m_name) + "` is named like a loss (naming heuristic)");
+    if (names::is_tensor_factory(m_name) && recv.has_graph()) return factory(call);  // x.new_zeros
     if (names::is_module_bookkeeping(m_name)) return Value::free();
     if (recv_dotted && m.is_model(*recv_dotted, scope)) {
       if (m_name == "forward" || m_name == "__call__") return forward_pass(call, *recv_dotted);
       if (m_name == "generate") return Value::free();  // decoding runs under no_grad
     }
-    if (full && m.is_model(*full, scope) && !m.import_of(full->substr(0, full->find('.'))))
-      return forward_pass(call, *full);  // self.model(x), self.encoder(h)
-    if (full && m.is_criterion(*full, scope)) return loss_call(call, args);
+    if (full && m.is_model(*full, scope)) return forward_pass(call, *full);  // self.model(x), self.encoder(h)
+    if (full && m.is_criterion(*full, scope)) return loss_call(call, args, criterion_weakness(*full));
     if (int f = local_function(call); f >= 0 && recv_dotted && *recv_dotted == "self")
       return helper_result(call, f, args);
-    if (recv_dotted && m.import_of(recv_dotted->substr(0, recv_dotted->find('.')))) {
-      Value v = args;  // torch.stack(terms), F.relu(x), np.mean(x): the arguments decide
-      if (v.has_graph()) v.tensor = true;
-      return v;
+    if (recv.has_graph()) return tensor_method(recv, m_name, args);
+    if (args.has_graph() && gathers_its_argument(callee, m_name)) return args;
+    if (args.has_graph()) return Value::unknown();  // an unseen object's method of a graph
+    Value v = join(recv, args);
+    v.type = Type::Unknown;
+    return v;
+  }
+
+  // `accelerator.gather(x)`, `gather_for_metrics`, `reduce`, `pad_across_processes`: an
+  // Accelerator (by its binding, or failing one its name) hands back its argument's tensors,
+  // gathered across processes, with their graph.
+  bool gathers_its_argument(TSNode callee, std::string_view method) {
+    if (method != "gather" && method != "gather_for_metrics" && method != "reduce" &&
+        method != "pad_across_processes")
+      return false;
+    auto owner = backward_owner(m, field(callee, k.f_object), scope);
+    return owner && owner->framework == Framework::Accelerate;
+  }
+
+  static Type detached_type(std::string_view method) {
+    if (method == "item") return Type::Number;
+    if (method == "numpy") return Type::Array;
+    if (method == "tolist") return Type::Object;
+    return Type::Tensor;  // detach, detach_
+  }
+
+  // A method of a graph-carrying value: `x.mean()`, `out.float()`. On a proven tensor the
+  // result is a tensor unless the method hands back several (`chunk`, `split`); so is the
+  // result of a method only tensors have (`out.mean()`: a tuple has no `mean`); on anything
+  // else holding tensors (a tuple, a ModelOutput) it is not proven one.
+  static Value tensor_method(const Value& recv, std::string_view method, const Value& args) {
+    Value v = join(recv, args);
+    if (returns_several(method)) v.type = Type::Tensors;
+    else if (recv.type == Type::Tensor || names::is_tensor_only_method(method)) v.type = Type::Tensor;
+    else v.type = Type::Tensors;
+    if (!recv.proven() && recv.has_graph()) {
+      v.naming_only = recv.naming_only;
+      v.weak = recv.weak ? recv.weak : recv.why;
+      v.why = recv.why;
     }
-    if (recv.has_graph()) {  // a method of a graph-carrying value: x.mean(), out.float()
-      Value v = join(recv, args);
-      v.tensor = recv.tensor && !returns_several(m_name);
-      return v;
-    }
-    Value v = args.has_graph() ? args : join(recv, args);
-    return container(v);  // an unknown object's method: not known to return a tensor
+    return v;
   }
 
   static bool returns_several(std::string_view method) {
@@ -955,45 +1124,44 @@ struct Provenance::Interpreter {
 
   Value helper_result(TSNode call, int f, const Value& args) {
     Summary& s = p.analyze_unit(m.functions()[f].scope);
-    if (!s.done) return container(args.has_graph() ? args : Value::unknown());  // recursion
+    if (!s.done) return Value::unknown();  // recursion
     // A graph the helper shows only by a parameter's name depends on what this call passes.
-    if (s.joined.has_graph() && s.joined.naming_only)
-      return args.graph == Graph::Free ? Value::free() : container(args.has_graph() ? args : Value::unknown());
+    if (s.joined.has_graph() && s.joined.naming_only) {
+      if (args.graph == Graph::Free) return Value::free();
+      if (!args.has_graph()) return Value::unknown();
+      Value v = with_step(args, call, code(text_of(call, src)) + " returns what it is passed");
+      v.type = s.joined.type == Type::Tensor ? Type::Tensors : s.joined.type;
+      return v;
+    }
     if (s.joined.has_graph())
       return with_step(s.joined, call, code(text_of(call, src)) + " returns a graph-carrying value");
-    if (s.joined.graph == Graph::Free) return Value::free();
-    return container(args.has_graph() ? args : Value::unknown());
+    if (s.joined.graph == Graph::Free) return s.joined;
+    return Value::unknown();
   }
 
   Value eval_function_call(TSNode call, TSNode callee, const Value& args) {
     if (!is(callee, k.identifier)) {
       eval(callee);
-      return container(args.has_graph() ? args : Value::unknown());  // fs[0](x), nn.Sigmoid()(x)
+      return Value::unknown();  // fs[0](x), nn.Sigmoid()(x): not a callee the analysis sees
     }
     std::string name(text_of(callee, src));
-    if (names::is_detaching_builtin(name) || names::is_non_differentiable(name)) return Value::free();
+    if (names::is_detaching_builtin(name)) return Value::free(Type::Number);
+    if (names::is_non_differentiable(name)) return Value::free();
     if (m.is_model(name, scope) && !m.functions_named(name) && m.class_named(name) < 0)
       return forward_pass(call, name);
-    if (m.is_criterion(name, scope) || names::is_functional_loss(name)) return loss_call(call, args);
-    if (names::is_tensor_factory(name) && m.import_of(name)) return factory(call);
-    if (m.class_named(name) >= 0) return Value::free();  // constructing an object
+    if (m.is_criterion(name, scope)) return loss_call(call, args, criterion_weakness(name));
+    if (names::is_functional_loss(name) && !m.import_of(name))
+      return loss_call(call, args, ": `" + name + "` is named like a loss function (naming heuristic)");
+    if (m.class_named(name) >= 0) return Value::free(Type::Object);  // constructing an object
     if (int f = local_function(call); f >= 0) return helper_result(call, f, args);
     if (names::is_propagating_builtin(name)) {
-      Value v = args;  // sum(losses) is a tensor; list(x), zip(a, b) are not
-      v.tensor = v.has_graph() && (name == "sum" || name == "min" || name == "max" || name == "abs");
+      Value v = args;  // sum(losses) holds tensors; list(x), zip(a, b) are containers
+      v.type = v.has_graph() ? (name == "abs" && args.type == Type::Tensor ? Type::Tensor : Type::Tensors) : Type::Unknown;
       return v;
     }
-    if (const ImportBinding* imp = m.import_of(name)) {
-      std::string_view leaf = std::string_view(imp->qualified).substr(imp->qualified.rfind('.') + 1);
-      if (names::is_tensor_factory(leaf)) return factory(call);
-      if (names::is_functional_loss(leaf)) return loss_call(call, args);
-      if (imp->qualified.starts_with("torch.")) {  // torch.cat imported by name
-        Value v = args;
-        v.tensor = v.has_graph();
-        return v;
-      }
-    }
-    return container(args.has_graph() ? args : Value::unknown());
+    if (const ImportBinding* imp = m.import_of(name)) return library_call(call, imp->qualified, args);
+    if (args.has_graph()) return Value::unknown();  // an unseen function of a graph
+    return args.graph == Graph::Free ? Value::free() : Value::unknown();
   }
 };
 

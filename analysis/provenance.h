@@ -25,6 +25,19 @@ namespace preflight::analysis {
 
 enum class Graph : uint8_t { Free, Unknown, Yes };
 
+// What a value is, as far as its bindings prove it. A graph is a property of tensors (and of
+// containers of them) only, so `.detach()` is offered as a safe fix on `Tensor` alone.
+enum class Type : uint8_t {
+  Unknown,  // nothing proven: an unseen callee's result, a parameter
+  Tensor,   // proven a tensor: a torch function or tensor method, a loss, a factory
+  Tensors,  // holds tensors but is not proven one: a container literal, a model's output
+            // (a tensor, a tuple or a ModelOutput), an attribute or element of one
+  Number,   // a Python number, bool or string: `.item()`, `float()`, `len()`, `time.*`
+  Array,    // a NumPy array: `.numpy()`, `np.*`
+  Object,   // a constructed object: a module, an optimizer, a timer
+};
+std::string_view type_name(Type t);
+
 // An immutable linked chain of evidence: cheap to share between values.
 struct EvidenceNode {
   ByteRange range;
@@ -37,15 +50,23 @@ struct Value {
   Graph graph = Graph::Unknown;
   bool naming_only = false;  // graph-ness rests on a naming heuristic alone
   EvidencePtr why;           // for Yes: how the graph got here (most recent step first)
-  bool tensor = false;       // known to be a tensor (not a tuple, dict or other wrapper)
+  Type type = Type::Unknown;
   EvidencePtr consumed;      // set when a backward already ran over this graph
+  // For Yes: the step of `why` that rests on a heuristic rather than a binding (a model
+  // known only by its name, a criterion named like one); null when every step is proven.
+  // Severity follows it: a finding built on a weak step is at most a warning.
+  EvidencePtr weak;
 
-  static Value free() { return {Graph::Free, false, nullptr, false, nullptr}; }
-  static Value unknown() { return {Graph::Unknown, false, nullptr, false, nullptr}; }
-  static Value graph_of(EvidencePtr why, bool tensor, bool naming_only = false) {
-    return {Graph::Yes, naming_only, std::move(why), tensor, nullptr};
+  static Value free(Type t = Type::Unknown) { return {Graph::Free, false, nullptr, t, nullptr, nullptr}; }
+  static Value unknown() { return {Graph::Unknown, false, nullptr, Type::Unknown, nullptr, nullptr}; }
+  static Value graph_of(EvidencePtr why, Type type, bool naming_only = false) {
+    EvidencePtr weak = naming_only ? why : nullptr;
+    return {Graph::Yes, naming_only, std::move(why), type, nullptr, std::move(weak)};
   }
   bool has_graph() const { return graph == Graph::Yes; }
+  bool tensor() const { return type == Type::Tensor; }
+  // Every step that made this value graph-carrying is read from bindings.
+  bool proven() const { return has_graph() && !naming_only && !weak; }
 };
 
 Value join(const Value& a, const Value& b);

@@ -5,12 +5,22 @@
 // that is `.backward()`ed) -> the store and why its holder persists -> whether a backward in
 // the same iteration already consumed the graph (warning: host-side bookkeeping leaks) or
 // none ever does (error: every activation stays on the device).
-// Exempt: stores under no_grad; holders that a later backward or a differentiable return
-// reads (stacked RL objectives, chunked losses, pipeline getters), decided by reachability.
+// Exempt: stores under no_grad; values not proven to hold tensors (an unseen callee's
+// result is Unknown, a number or an array has no graph); holders that a later backward or a
+// differentiable return reads (stacked RL objectives, chunked losses, pipeline getters),
+// decided by reachability; per-call containers: a holder local to a function that has no
+// backward and returns a graph to its caller (a forward's per-layer states, a criterion's
+// logging dict) dies with the call, and the loop that fills it is not a training loop.
+// Severity by proof: an error needs a graph proven from bindings at every step and a holder
+// whose whole life is seen (local and not handed to the caller, or instance state); a model
+// or criterion known by its name, or a holder returned to / passed in by a caller, caps the
+// finding at warning, and the evidence names that step. `.detach()` is a safe fix only on a
+// proven tensor whose stored copy no caller can still need; otherwise it is offered unsafe.
 #include <algorithm>
 #include <array>
 #include <unordered_set>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/fix_builder.h"
 #include "rules/rule.h"
@@ -32,6 +42,13 @@ struct Candidate {
   int scope;
   ByteRange region;    // innermost loop, or the function, where a backward counts as "same step"
   bool in_loop;
+  TSNode loop;         // innermost loop (null outside any loop)
+};
+
+// How far the holder's life is seen.
+enum class HolderLife {
+  Seen,      // local and never handed out, or instance state: its whole life is in view
+  Escapes,   // returned to the caller or passed in by it: what the caller does is not seen
 };
 
 constexpr std::array<std::string_view, 6> kAppendFamily = {"append", "add", "extend",
@@ -87,8 +104,9 @@ class Check final : public RuleCheck {
     if (ctx.provenance.in_no_grad(store) || !carries_graph(stored)) return;
     int f = ctx.model.enclosing_function(st.scope);
     if (f >= 0 && ctx.model.is_test_function(f)) return;  // tests: retention costs nothing
+    const LoopFrame* loop = st.innermost_loop();
     found.push_back({kind, std::move(holder), std::move(method), stored, store, holder_node,
-                     st.scope, region_of(st), !st.loops.empty()});
+                     st.scope, region_of(st), loop != nullptr, loop ? loop->node : TSNode{}});
   }
 
   void enter(TSNode n, const WalkState& st) override {
@@ -137,6 +155,86 @@ class Check final : public RuleCheck {
   }
 };
 
+const FunctionInfo* function_at(const RuleContext& ctx, int scope) {
+  int f = ctx.model.enclosing_function(scope);
+  return f >= 0 ? &ctx.model.functions()[f] : nullptr;
+}
+
+std::string_view root_of(std::string_view dotted) { return dotted.substr(0, dotted.find('.')); }
+
+bool is_name(TSNode e, std::string_view name, std::string_view src) {
+  e = unparenthesize(e);
+  return is(e, kinds().identifier) && text_of(e, src) == name;
+}
+
+// `return holder`, `return loss, n, holder`, `return [holder]`, `return {"k": holder}`: the
+// holder itself is handed to the caller.
+bool returned_to_caller(const RuleContext& ctx, const FunctionInfo& f, std::string_view holder) {
+  const Kinds& k = kinds();
+  for (TSNode ret : f.returns) {
+    TSNode e = unparenthesize(ts_node_named_child(ret, 0));
+    if (is_null(e)) continue;
+    if (is_name(e, holder, ctx.source)) return true;
+    if (!is(e, k.expression_list) && !is(e, k.tuple) && !is(e, k.list) && !is(e, k.dictionary)) continue;
+    bool found = false;
+    for_each_named_child(e, [&](TSNode el) {
+      if (is(el, k.pair)) el = field(el, k.f_value);
+      found = found || is_name(el, holder, ctx.source);
+    });
+    if (found) return true;
+  }
+  return false;
+}
+
+// Does a caller own the holder? A parameter was passed in; a returned holder is handed out.
+// Instance state and module state are read in this file, so their whole life is in view.
+HolderLife holder_life(const RuleContext& ctx, const Candidate& c) {
+  if (c.holder.starts_with("self.")) return HolderLife::Seen;
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  if (!f) return HolderLife::Seen;
+  std::string_view root = root_of(c.holder);
+  if (ctx.model.parameter(root, c.scope)) return HolderLife::Escapes;
+  if (returned_to_caller(ctx, *f, root)) return HolderLife::Escapes;
+  return HolderLife::Seen;
+}
+
+// A training loop runs a backward or an optimizer step each iteration, directly or through a
+// function of this file that it calls.
+bool trains(const RuleContext& ctx, TSNode loop, int scope) {
+  bool found = false;
+  ctx.model.for_each_call_in(loop, [&](TSNode call) {
+    if (found) return;
+    std::string_view leaf = ctx.model.callee_leaf(call);
+    if (leaf == "backward") { found = true; return; }
+    if (leaf == "step") {
+      TSNode callee = ctx.model.callee_of(call);
+      if (is(callee, kinds().attribute))
+        if (auto recv = dotted_name(field(callee, kinds().f_object), ctx.source);
+            recv && ctx.model.is_optimizer(*recv, scope)) { found = true; return; }
+    }
+    if (const FunctionInfo* fn = local_callee(ctx.model, call); fn && fn->calls_backward) found = true;
+  });
+  return found;
+}
+
+// A container local to a function that has no backward of its own and returns a graph to its
+// caller besides the container: a forward's per-layer states, a criterion's logging dict. The
+// loop over layers, keys or loss terms is not a training loop, and the container dies with the
+// call (or goes to the caller with the result it was built for).
+const FunctionInfo* per_call_owner(const RuleContext& ctx, const Candidate& c) {
+  if (c.holder.find('.') != std::string::npos) return nullptr;
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  if (!f || f->calls_backward || ctx.model.parameter(c.holder, c.scope)) return nullptr;
+  if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
+  if (!ctx.provenance.return_value(ctx.model.function_of(f->node)).has_graph()) return nullptr;
+  bool returns_more = false;
+  for (TSNode ret : f->returns)
+    returns_more = returns_more || !is_name(ts_node_named_child(ret, 0), c.holder, ctx.source);
+  if (!returns_more) return nullptr;
+  if (!is_null(c.loop) && trains(ctx, c.loop, c.scope)) return nullptr;
+  return f;
+}
+
 std::string store_text(const Candidate& c) {
   switch (c.kind) {
     case StoreKind::Append: return "`" + c.holder + "." + c.method + "(...)`";
@@ -158,11 +256,21 @@ std::string hint_for(const Candidate& c, std::string_view stored, bool tensor) {
 }
 
 // `.detach()` on the stored value; inside a tuple/list/dict literal, on each element that
-// carries a graph (a container has no `.detach()`, TG001-P14).
-std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored) {
+// carries a graph (a container has no `.detach()`, TG001-P14). Safe only when every edited
+// expression is a proven tensor and `may_be_safe` (no caller can still need the stored
+// copy's gradient); an element that may not be a tensor at all gets no fix. Once a backward
+// consumed the graph, how it was built no longer matters: only that the value is a tensor.
+std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored, bool may_be_safe, bool consumed) {
   const Kinds& k = kinds();
   TSNode e = unparenthesize(stored);
   Fix fix{"add .detach()", FixSafety::Safe, {}};
+  bool proven_tensors = true;
+  auto add = [&](TSNode el, const Value& v) {
+    if (v.type != Type::Tensor && v.type != Type::Tensors) return false;
+    proven_tensors = proven_tensors && v.tensor() && (v.proven() || consumed);
+    fix.edits.push_back(append_method(el, ".detach()", ctx.source));
+    return true;
+  };
   TSSymbol s = sym(e);
   if (s == k.tuple || s == k.list || s == k.dictionary || s == k.set) {
     uint32_t n = ts_node_named_child_count(e);
@@ -171,16 +279,21 @@ std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored) {
       if (is(el, k.pair)) el = field(el, k.f_value);
       const Value* v = ctx.provenance.value_of(el);
       if (!v || !v->has_graph()) continue;
-      if (!v->tensor) return std::nullopt;  // a nested container or an unknown object
-      fix.edits.push_back(append_method(el, ".detach()", ctx.source));
+      if (!add(el, *v)) return std::nullopt;  // a nested container or an unknown object
     }
     if (fix.edits.empty()) return std::nullopt;
     fix.description = "add .detach() to the stored tensor";
-    return fix;
+  } else {
+    const Value* v = ctx.provenance.value_of(stored);
+    if (!v || !add(stored, *v)) return std::nullopt;  // `.detach()` exists only on tensors
   }
-  const Value* v = ctx.provenance.value_of(stored);
-  if (!v || !v->tensor) return std::nullopt;  // `.detach()` exists only on tensors
-  fix.edits.push_back(append_method(stored, ".detach()", ctx.source));
+  if (!proven_tensors) {
+    fix.safety = FixSafety::Unsafe;
+    fix.description += " (the value is not proven a tensor)";
+  } else if (!may_be_safe) {
+    fix.safety = FixSafety::Unsafe;
+    fix.description += " (a caller may still need its gradient)";
+  }
   return fix;
 }
 
@@ -188,7 +301,7 @@ std::optional<Fix> item_fix(const RuleContext& ctx, TSNode stored) {
   const Kinds& k = kinds();
   TSSymbol s = sym(unparenthesize(stored));
   const Value* v = ctx.provenance.value_of(stored);
-  if (s == k.tuple || s == k.list || s == k.dictionary || s == k.set || !v || !v->tensor)
+  if (s == k.tuple || s == k.list || s == k.dictionary || s == k.set || !v || !v->tensor())
     return std::nullopt;
   // Unsafe: `.item()` turns a tensor into a Python number on the host (type and device
   // change), and fails on a tensor with more than one element.
@@ -207,6 +320,8 @@ ByteRange anchor_range(TSNode stored, std::string_view src) {
 Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward) {
   const Value* v = ctx.provenance.value_of(c.stored);
   bool consumed = !is_null(backward) || (v && v->consumed);
+  bool proven = v && v->proven();
+  HolderLife life = holder_life(ctx, c);
   Finding f;
   f.code = "TG001";
   f.range = anchor_range(c.stored, ctx.source);
@@ -220,7 +335,7 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                 "stored tensor still pins its graph's bookkeeping and stays differentiable, so "
                 "memory grows with every iteration.";
   } else {
-    f.severity = v && v->naming_only ? Severity::Warning : Severity::Error;
+    f.severity = proven && life == HolderLife::Seen ? Severity::Error : Severity::Warning;
     f.category = Category::CriticalOom;
     f.message = store_text(c) + " keeps " + shown +
                 " with its autograd graph attached, and no backward ever consumes it: every "
@@ -228,7 +343,7 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                 "accumulates per " + std::string(c.in_loop ? "iteration" : "call") +
                 " until memory runs out.";
   }
-  f.hint = hint_for(c, stored.size() <= 40 ? stored : "value", v && v->tensor);
+  f.hint = hint_for(c, stored.size() <= 40 ? stored : "value", v && v->tensor());
   if (v) f.evidence = evidence_steps(v->why, 5);
   std::string why_persist = c.in_loop
                                 ? "`" + c.holder + "` is not rebound inside the loop, so it outlives every iteration"
@@ -244,7 +359,17 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                                                  c.holder + "`"});
   if (v && v->naming_only)
     f.evidence.push_back({range_of(c.stored), "the graph is inferred from a name alone (naming heuristic)"});
-  if (auto fix = detach_fix(ctx, c.stored)) f.fixes.push_back(std::move(*fix));
+  else if (v && v->weak)
+    f.evidence.push_back({v->weak->range, "a step rests on a heuristic, not a binding: " + v->weak->message});
+  if (life == HolderLife::Escapes) {
+    bool passed_in = ctx.model.parameter(root_of(c.holder), c.scope) != nullptr;
+    f.evidence.push_back({range_of(c.holder_node),
+                          "`" + std::string(root_of(c.holder)) + "` is " +
+                              (passed_in ? "passed in by" : "returned to") +
+                              " the caller, which may still backward through it or free it (not seen here)"});
+  }
+  bool may_be_safe = consumed || life == HolderLife::Seen;
+  if (auto fix = detach_fix(ctx, c.stored, may_be_safe, consumed)) f.fixes.push_back(std::move(*fix));
   if (auto fix = item_fix(ctx, c.stored)) f.fixes.push_back(std::move(*fix));
   return f;
 }
@@ -259,6 +384,12 @@ void Check::finish(std::vector<Finding>& out) {
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
+    if (const FunctionInfo* owner = per_call_owner(ctx, c)) {
+      stay_silent("TG001", c.stored,
+                  "per-call container: `" + c.holder + "` is local to `" + owner->name +
+                      "`, which has no backward and returns a graph to its caller; the loop is not a training loop");
+      continue;
+    }
     out.push_back(make_finding(ctx, c, backward));
   }
 }

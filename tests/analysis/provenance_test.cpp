@@ -31,7 +31,7 @@ TEST(ProvenanceTest, ForwardPassOfAModelCarriesATensorGraph) {
   Traced t(kBasics);
   Value v = t.value("model(x)", "out = ");
   EXPECT_EQ(v.graph, Graph::Yes);
-  EXPECT_TRUE(v.tensor);
+  EXPECT_TRUE(v.tensor());
   EXPECT_FALSE(v.naming_only);
   ASSERT_NE(v.why, nullptr);
   EXPECT_FALSE(v.why->message.empty());
@@ -74,7 +74,7 @@ TEST(ProvenanceTest, ArithmeticOnAGraphKeepsIt) {
   Traced t(kBasics);
   Value v = t.value("out * 2");
   EXPECT_EQ(v.graph, Graph::Yes);
-  EXPECT_TRUE(v.tensor);
+  EXPECT_TRUE(v.tensor());
 }
 
 TEST(ProvenanceTest, LiteralIsFree) {
@@ -215,11 +215,11 @@ TEST(ProvenanceTest, LaterRebindingDoesNotChangeAnEarlierRead) {
       "    return kept\n");
   Value appended = t.value("loss", "kept.append(");
   EXPECT_EQ(appended.graph, Graph::Yes);
-  EXPECT_TRUE(appended.tensor);
+  EXPECT_TRUE(appended.tensor());
   EXPECT_EQ(t.value("loss.item()").graph, Graph::Free);
   Value kept = t.value("kept", "return ");
   EXPECT_EQ(kept.graph, Graph::Yes);  // the list now holds graph-carrying losses
-  EXPECT_FALSE(kept.tensor);          // a list, not a tensor
+  EXPECT_FALSE(kept.tensor());          // a list, not a tensor
 }
 
 TEST(ProvenanceTest, LaterRebindingDoesNotChangeAnEarlierReadStraightLine) {
@@ -353,7 +353,7 @@ TEST(ProvenanceTest, AutogradGradWithCreateGraphIsAGraphButNotATensor) {
       "    h = torch.autograd.grad(out.sum(), x)\n");
   Value g = t.value("torch.autograd.grad(out.sum(), x, create_graph=True)");
   EXPECT_EQ(g.graph, Graph::Yes);
-  EXPECT_FALSE(g.tensor);
+  EXPECT_FALSE(g.tensor());
   EXPECT_EQ(t.value("torch.autograd.grad(out.sum(), x)").graph, Graph::Free);
 }
 
@@ -364,7 +364,7 @@ TEST(ProvenanceTest, RequiresGradFactoryStartsAGraph) {
       "c = torch.zeros(3)\n");
   Value w = t.value("torch.zeros(3, requires_grad=True)");
   EXPECT_EQ(w.graph, Graph::Yes);
-  EXPECT_TRUE(w.tensor);
+  EXPECT_TRUE(w.tensor());
   EXPECT_EQ(t.value("torch.zeros(3)").graph, Graph::Free);
 }
 
@@ -385,15 +385,15 @@ TEST(ProvenanceTest, ExpressionsInsideLambdasAreNeverEvaluated) {
 }
 
 TEST(ProvenanceTest, JoinPrefersAGraphAndUnknownBeatsFree) {
-  Value yes = Value::graph_of(nullptr, true);
+  Value yes = Value::graph_of(nullptr, Type::Tensor);
   EXPECT_EQ(join(yes, Value::free()).graph, Graph::Yes);
   EXPECT_EQ(join(Value::free(), yes).graph, Graph::Yes);
   EXPECT_EQ(join(Value::unknown(), Value::free()).graph, Graph::Unknown);
   EXPECT_EQ(join(Value::free(), Value::free()).graph, Graph::Free);
-  Value named = Value::graph_of(nullptr, true, /*naming_only=*/true);
+  Value named = Value::graph_of(nullptr, Type::Tensor, /*naming_only=*/true);
   EXPECT_FALSE(join(named, yes).naming_only);  // real evidence wins over naming
-  Value not_tensor = Value::graph_of(nullptr, false);
-  EXPECT_FALSE(join(yes, not_tensor).tensor);
+  Value not_tensor = Value::graph_of(nullptr, Type::Tensors);
+  EXPECT_FALSE(join(yes, not_tensor).tensor());
 }
 
 TEST(ProvenanceTest, EvidenceStepsAreOldestFirstAndLimited) {
