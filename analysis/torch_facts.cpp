@@ -2,13 +2,33 @@
 
 namespace preflight::analysis {
 
+namespace {
+
+// Known re-exporters: libraries whose `DataLoader` is a subclass of
+// `torch.utils.data.DataLoader` that keeps its arguments (`sampler=`, `num_workers=`,
+// `pin_memory=`), listed by the qualified name an import gives them. Keep this list short and
+// certain; a library belongs here only when its class is documented as torch's subclass.
+// (torch_geometric and torchdata need no entry: their packages start with `torch`.)
+constexpr std::string_view kDataLoaderReexporters[] = {
+    "monai.data.DataLoader",             // MONAI: `class DataLoader(torch.utils.data.DataLoader)`
+    "monai.data.dataloader.DataLoader",  // the module that defines it
+};
+
+bool reexports_torch_dataloader(std::string_view qualified) {
+  for (std::string_view q : kDataLoaderReexporters)
+    if (qualified == q) return true;
+  return false;
+}
+
+}  // namespace
+
 bool is_torch_dataloader(const ModuleModel& model, TSNode call) {
   auto q = model.qualified_callee(call);
   if (!q || (*q != "DataLoader" && !q->ends_with(".DataLoader"))) return false;
   auto dotted = dotted_name(model.callee_of(call), model.source());
   if (!dotted) return false;
   std::string first = dotted->substr(0, dotted->find('.'));
-  if (model.import_of(first)) return q->starts_with("torch");
+  if (model.import_of(first)) return q->starts_with("torch") || reexports_torch_dataloader(*q);
   if (*dotted == "DataLoader")
     return model.class_named("DataLoader") < 0 && !model.functions_named("DataLoader");
   return true;

@@ -275,6 +275,18 @@ TEST(TorchFacts, DataLoaderIsReadFromItsImportBinding) {
       "from mylib.data import DataLoader\n"
       "a = DataLoader(ds)\n");
   EXPECT_FALSE(is_torch_dataloader(other.model, other.find("DataLoader(ds)")));
+  Parsed monai(
+      "from monai.data import DataLoader\n"
+      "a = DataLoader(ds)\n");
+  EXPECT_TRUE(is_torch_dataloader(monai.model, monai.find("DataLoader(ds)")));
+  Parsed monai_module(
+      "import monai\n"
+      "a = monai.data.DataLoader(ds)\n");
+  EXPECT_TRUE(is_torch_dataloader(monai_module.model, monai_module.find("monai.data.DataLoader(ds)")));
+  Parsed monai_other(
+      "from monai.data import Dataset\n"
+      "a = Dataset(ds)\n");
+  EXPECT_FALSE(is_torch_dataloader(monai_other.model, monai_other.find("Dataset(ds)")));
   Parsed local(
       "class DataLoader: pass\n"
       "a = DataLoader(ds)\n");
