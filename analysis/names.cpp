@@ -87,6 +87,10 @@ constexpr std::array<std::string_view, 6> kEvalLoaderHints = {"val", "valid", "t
                                                               "eval", "dev", "holdout"};
 constexpr std::array<std::string_view, 6> kLoaderTokens = {"loader", "dataset", "batches",
                                                            "_data", "data_", "iterator"};
+constexpr std::array<std::string_view, 4> kEvalLoaderNameWords = {"val", "valid", "eval", "test"};
+constexpr std::array<std::string_view, 7> kLauncherEnvVars = {
+    "LOCAL_RANK", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "--local_rank",
+    "--local-rank"};
 constexpr std::array<std::string_view, 10> kIterableWrappers = {
     "enumerate", "tqdm", "zip", "iter", "islice", "cycle", "chain", "trange", "list", "sorted"};
 
@@ -224,5 +228,16 @@ bool is_eval_loader_iterable(std::string_view l) {
   for (auto h : kEvalLoaderHints) hint = hint || contains(l, h);
   return loader && hint;
 }
+
+bool is_evaluation_loader_name(std::string_view name) {
+  std::string l = lower(name);
+  for (auto w : kEvalLoaderNameWords)
+    if (contains(l, w)) return true;
+  return false;
+}
+
+bool is_local_rank_name(std::string_view l) { return l == "local_rank"; }
+
+bool is_launcher_string(std::string_view literal) { return in(kLauncherEnvVars, literal); }
 
 }  // namespace preflight::analysis::names

@@ -27,6 +27,16 @@ bool is_optimizer_receiver_name(std::string_view lowered_last_segment);
 bool is_evaluation_function_name(std::string_view name);  // validate, evaluate_*, ...
 bool is_eval_loader_iterable(std::string_view lowered_dotted);  // val_loader, test_dataset
 bool is_iterable_wrapper(std::string_view leaf);        // enumerate, tqdm, zip, iter, ...
+// TG012: a loader stored under this name (assignment target, dict key, returning function)
+// is for evaluation: `val`, `valid`, `eval`, `test` anywhere in the lower-cased name.
+bool is_evaluation_loader_name(std::string_view name);
+// TG012: names a launcher gives a distributed process. `local_rank` (an identifier or
+// attribute, lower-cased: `args.local_rank`, `LOCAL_RANK`) and the environment variables
+// torchrun / torch.distributed.launch / the DeepSpeed launcher set (`"LOCAL_RANK"`,
+// `"RANK"`, `"WORLD_SIZE"`, `"MASTER_ADDR"`, `"MASTER_PORT"`), also as the `--local_rank`
+// option string the DeepSpeed launcher passes.
+bool is_local_rank_name(std::string_view lowered_last_segment);
+bool is_launcher_string(std::string_view literal);
 
 // Library facts, read from a call's qualified name (not heuristics: what these modules are).
 bool is_tensor_function(std::string_view qualified);  // torch.stack, torch.nn.functional.relu, einops.rearrange

@@ -181,7 +181,10 @@ inline constexpr std::string_view kExplainTG012 = R"(Why it costs money
   like one GPU on the full data while paying for N. It looks like "poor scaling": epochs take as
   long as before and accuracy per epoch does not improve. `shuffle=True` does not help, since
   every rank shuffles with the same seed. An evaluation loader without a sampler scores the
-  complete evaluation set on every rank: correct but N times the work.
+  complete evaluation set on every rank: correct (often deliberately, for an exact metric
+  without the sampler's padding) but N times the work, so it is only a note. Whether a loader
+  feeds evaluation is read from its loops first (run under no_grad, or after `model.eval()`
+  with no backward), and from its name only when no loop shows it.
 
 Example
   dist.init_process_group("nccl")
@@ -203,7 +206,10 @@ Not flagged
   the non-distributed branch (`else` of `if args.distributed:`); DDP set up in a function that
   neither builds, calls nor is called by the loader's function; files where Lightning,
   Accelerate or the Hugging Face Trainer builds and re-shards the loaders (read from calls and
-  base classes, not from the words in comments); `**kwargs` that may carry the sampler.)";
+  base classes, not from the words in comments); `**kwargs` that may carry the sampler;
+  `deepspeed.initialize` in a file that shows no distributed launch (no init_process_group,
+  torch.distributed, local rank or launcher environment variable), which may be a single
+  process running ZeRO-Offload.)";
 
 inline constexpr std::string_view kExplainTG007 = R"(Why it costs money
   CUDA kernels run asynchronously: the host queues work and races ahead while the device

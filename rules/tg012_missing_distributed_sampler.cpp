@@ -8,8 +8,21 @@
 // helper that function calls, or in a function that calls the loader's function) -> torch's
 // `DataLoader` (by its import binding) -> no sampler: no `sampler=` / `batch_sampler=`, or
 // one that is `None`, a `RandomSampler` / `SequentialSampler`, or a name bound only to those
-// -> no other sharding evidence -> training (error) or evaluation (warning), read from the
-// assignment target (plain or annotated), the dict key, or the returning function's name.
+// -> no other sharding evidence -> training (error) or evaluation (note). What the loader is
+// for is read from how it is used before how it is named: the loops that iterate it (in its
+// function, or in a local helper it is handed to) run under no_grad / inference mode, or after
+// an `X.eval()` with no backward (evaluation), or run a backward (training); an evaluation-named
+// routine iterating it is a naming heuristic; only when no loop says, the name it is stored
+// under (assignment target, dict key, returning function; names.cpp) decides, also a heuristic.
+// Why an evaluation loader is a note: leaving it unsharded is a common, deliberate choice (every
+// rank gets the exact metric, without the padding DistributedSampler adds to even out the
+// shards); it costs repeated work, never a wrong model, so it is reported as a note whose
+// evidence names the step (usage, or the naming heuristic) it rests on.
+// DeepSpeed alone is not evidence of several processes: `deepspeed.initialize` also runs as a
+// single process (ZeRO-Offload on one GPU), so when it is the only marker and the file shows no
+// distributed launch (init_process_group, torch.distributed / deepspeed.comm calls or imports,
+// `deepspeed.init_distributed`, a `local_rank`, the launcher's environment variables such as
+// "LOCAL_RANK"; names.cpp), the loader is recorded as a silence with that reason.
 // Exempt: a custom or conditional sampler that may shard; a dataset built with the rank
 // (`split_dataset_by_node`, `.shard(...)`, a local dataset class that reads the rank, a
 // `Subset` whose indices are computed from the world size); a
@@ -61,12 +74,14 @@ struct Checker final : RuleCheck {
   std::vector<Marker> markers;
   std::vector<std::vector<int>> callees;  // local functions each function calls
   std::optional<LoaderFramework> framework;  // the sampler-injecting framework seen, if any
+  TSNode launch{};  // the first sign of a distributed launch besides deepspeed.initialize
 
   explicit Checker(const RuleContext& c) : ctx(c), callees(c.model.functions().size()) {
     note_framework_bases();
   }
 
   void enter(TSNode n, const WalkState& st) override {
+    if (is_null(launch)) note_launch(n);
     if (!is(n, k.call)) return;
     int fn = ctx.model.enclosing_function(st.scope);
     if (is_torch_dataloader(ctx.model, n)) candidates.push_back({n, st.scope});
@@ -79,6 +94,7 @@ struct Checker final : RuleCheck {
   void context(std::vector<ContextFact>& facts) const override {
     for (const Marker& m : markers) note_context(facts, "TG012 marker", m.call);
     if (framework) note_context(facts, "TG012 framework " + std::string(framework_name(framework->framework)), framework->site);
+    note_context(facts, "TG012 launch", launch);
     if (markers.empty()) return;
     std::vector<bool> distributed = distributed_functions();
     for (size_t f = 0; f < distributed.size(); ++f)
@@ -94,8 +110,57 @@ struct Checker final : RuleCheck {
       if (has_sampler(c) || dataset_sharded(c) || guarded(c.call)) continue;
       if (framework) silent_for_framework(c, *marker);
       else if (TSNode splat = splat_of(c.call); !is_null(splat)) silent_for_splat(c, splat);
+      else if (single_process_deepspeed()) silent_for_single_process(c, *marker);
       else out.push_back(make_finding(c, *marker));
     }
+  }
+
+  // Every marker is `deepspeed.initialize` and nothing in the file shows a distributed launch.
+  bool single_process_deepspeed() const {
+    if (!is_null(launch)) return false;
+    for (const Marker& m : markers)
+      if (auto q = ctx.model.qualified_callee(m.call); !q || *q != "deepspeed.initialize") return false;
+    return true;
+  }
+
+  void silent_for_single_process(const Candidate& c, const Marker& marker) {
+    stay_silent("TG012", c.call,
+                "`deepspeed.initialize` also runs as a single process (ZeRO-Offload on one GPU) "
+                "and this file shows no distributed launch (no init_process_group, "
+                "torch.distributed, deepspeed.init_distributed, local rank or launcher "
+                "environment variable), so this loader is not reported",
+                {{range_of(marker.call), "the only distributed set-up in this file: " +
+                                             quote_code(text_of(marker.call, ctx.source))}});
+  }
+
+  // Signs that the file runs as one of several launched processes.
+  void note_launch(TSNode n) {
+    if (is(n, k.identifier)) {
+      if (names::is_local_rank_name(names::lower(text_of(n, ctx.source)))) launch = n;
+    } else if (is(n, k.string)) {
+      if (names::is_launcher_string(string_content(n, ctx.source))) launch = n;
+    } else if (is(n, k.dotted_name)) {
+      // `import torch.distributed as dist`, `from torch.distributed import ...`,
+      // `from torch import distributed`, `from deepspeed import comm`.
+      TSNode p = ts_node_parent(n);
+      if (is(p, k.aliased_import)) p = ts_node_parent(p);
+      if (!is(p, k.import_statement) && !is(p, k.import_from_statement)) return;
+      std::string name(text_of(n, ctx.source));
+      TSNode from = is(p, k.import_from_statement) ? field(p, k.f_module_name) : TSNode{};
+      if (!is_null(from) && !ts_node_eq(from, n))
+        name = std::string(text_of(from, ctx.source)) + "." + name;
+      if (distributed_module(name)) launch = n;
+    } else if (is(n, k.call)) {
+      auto q = ctx.model.qualified_callee(n);
+      if (q && (distributed_module(*q) || *q == "deepspeed.init_distributed" || q->starts_with("dist.")))
+        launch = n;
+    }
+  }
+
+  static bool distributed_module(std::string_view q) {
+    for (std::string_view m : {"torch.distributed", "deepspeed.comm"})
+      if (q == m || (q.starts_with(m) && q[m.size()] == '.')) return true;
+    return false;
   }
 
   void silent_for_framework(const Candidate& c, const Marker& marker) {
@@ -150,7 +215,10 @@ struct Checker final : RuleCheck {
       if (f == Framework::Accelerate && (ql == "Accelerator" || ql == "prepare_data_loader"))
         note_framework(Framework::Accelerate, call);
       if (is_hf_trainer(*q)) note_framework(Framework::HfTrainer, call);
-      if (is_marker(*q, leaf)) markers.push_back({call, fn});
+      if (is_marker(*q, leaf)) {
+        markers.push_back({call, fn});
+        if (*q != "deepspeed.initialize" && is_null(launch)) launch = call;
+      }
     }
     if (fn >= 0) note_local_call(call, fn);
   }
@@ -432,11 +500,133 @@ struct Checker final : RuleCheck {
     return {};
   }
 
-  static bool is_evaluation_name(std::string_view name) {
-    std::string l = names::lower(name);
-    for (std::string_view w : {"val", "valid", "eval", "test"})
-      if (names::contains(l, w)) return true;
-    return false;
+  // --- what the loader is for -------------------------------------------------------------
+
+  enum class Use { Unknown, Training, Evaluation };
+
+  struct Purpose {
+    Use use = Use::Unknown;
+    TSNode site{};     // the loop (or the name) that shows it
+    std::string why;   // the evidence step
+    bool by_name = false;  // rests on a naming heuristic
+  };
+
+  // The dotted name the loader is bound to (`val_dl = DataLoader(...)`, `self.val_dl = ...`).
+  std::optional<std::string> bound_name(TSNode call) const {
+    TSNode p = ts_node_parent(call);
+    while (is(p, k.parenthesized_expression)) p = ts_node_parent(p);
+    if (!is(p, k.assignment) || !ts_node_eq(unparenthesize(field(p, k.f_right)), call)) return std::nullopt;
+    TSNode left = field(p, k.f_left);
+    if (!is(left, k.identifier) && !is(left, k.attribute)) return std::nullopt;
+    return dotted_name(left, ctx.source);
+  }
+
+  // Where a bound name can be iterated: its function (closures included), the class for
+  // instance state, the whole file for a module-level name.
+  TSNode region_of(const std::string& name, int scope) const {
+    if (name.starts_with("self.")) {
+      int cls = ctx.model.enclosing_class(scope);
+      return cls >= 0 ? ctx.model.classes()[cls].node : TSNode{};
+    }
+    int f = ctx.model.enclosing_function(scope);
+    return f >= 0 ? ctx.model.functions()[f].node : ctx.root;
+  }
+
+  // The loops over `name` in `region`, and those over the parameter of a local helper the
+  // name is handed to (two levels).
+  void iteration_sites(const std::string& name, TSNode region, int depth, std::vector<TSNode>& loops) const {
+    if (is_null(region) || depth > 2) return;
+    find_loops(region, name, loops);
+    ctx.model.for_each_call_in(region, [&](TSNode call) {
+      const FunctionInfo* fn = local_callee(ctx.model, call);
+      if (!fn) return;
+      for (size_t i = 0; i < fn->params.size(); ++i) {
+        TSNode arg = argument_for(*fn, call, i, ctx.source);
+        auto d = is_null(arg) ? std::nullopt : dotted_name(arg, ctx.source);
+        if (d && *d == name) iteration_sites(fn->params[i].name, fn->node, depth + 1, loops);
+      }
+    });
+  }
+
+  void find_loops(TSNode n, const std::string& name, std::vector<TSNode>& loops) const {
+    if (is(n, k.for_statement))
+      for (TSNode it : unwrap_iterables(field(n, k.f_right), ctx.source))
+        if (auto d = dotted_name(it, ctx.source); d && *d == name) {
+          loops.push_back(n);
+          break;
+        }
+    for_each_named_child(n, [&](TSNode c) { find_loops(c, name, loops); });
+  }
+
+  // A backward in the loop, directly or in a local helper it calls (one level).
+  bool loop_backwards(TSNode loop) const {
+    bool found = false;
+    ctx.model.for_each_call_in(loop, [&](TSNode call) {
+      if (found) return;
+      if (ctx.model.callee_leaf(call) == "backward") found = true;
+      else if (const FunctionInfo* fn = local_callee(ctx.model, call)) found = fn->calls_backward;
+    });
+    return found;
+  }
+
+  // `X.eval()` earlier in the loop's function, with no `.train()` between it and the loop.
+  TSNode eval_before(TSNode loop) const {
+    TSNode fn{};
+    for (TSNode p = ts_node_parent(loop); !is_null(p); p = ts_node_parent(p))
+      if (is(p, k.function_definition)) { fn = p; break; }
+    TSNode body = is_null(fn) ? ctx.root : field(fn, k.f_body);
+    TSNode last{};
+    uint32_t start = ts_node_start_byte(loop);
+    ctx.model.for_each_call_in(body, [&](TSNode call) {
+      if (ts_node_start_byte(call) >= start || !is(ctx.model.callee_of(call), k.attribute)) return;
+      std::string_view leaf = ctx.model.callee_leaf(call);
+      if (leaf == "eval" && is_null(positional_arg(call, 0))) last = call;
+      else if (leaf == "train") last = TSNode{};
+    });
+    return last;
+  }
+
+  Purpose loop_purpose(TSNode loop, const std::string& name) const {
+    std::string who = quote_code(name);
+    if (ctx.provenance.in_no_grad(loop) || ctx.provenance.in_no_grad(field(loop, k.f_right)))
+      return {Use::Evaluation, loop, who + " is iterated with autograd off (no_grad / inference mode): "
+                                         "it feeds evaluation"};
+    if (loop_backwards(loop))
+      return {Use::Training, loop, who + " is iterated by a loop that runs a backward: it feeds training"};
+    if (TSNode ev = eval_before(loop); !is_null(ev))
+      return {Use::Evaluation, ev, quote_code(text_of(ev, ctx.source)) + " switches to evaluation mode "
+                                   "before " + who + " is iterated, and that loop runs no backward"};
+    for (TSNode p = ts_node_parent(loop); !is_null(p); p = ts_node_parent(p))
+      if (is(p, k.function_definition)) {
+        std::string_view fname = text_of(field(p, k.f_name), ctx.source);
+        if (names::is_evaluation_function_name(fname))
+          return {Use::Evaluation, field(p, k.f_name),
+                  who + " is iterated in " + quote_code(fname) + ", named like an evaluation "
+                  "routine (naming heuristic), by a loop that runs no backward", true};
+        break;
+      }
+    return {};
+  }
+
+  // Usage first: a loop that trains on it makes it a training loader, loops that only
+  // evaluate make it an evaluation loader; only when no loop says, its name decides.
+  Purpose purpose(const Candidate& c) const {
+    if (auto name = bound_name(c.call)) {
+      std::vector<TSNode> loops;
+      iteration_sites(*name, region_of(*name, c.scope), 0, loops);
+      Purpose eval;
+      for (TSNode loop : loops) {
+        Purpose p = loop_purpose(loop, *name);
+        if (p.use == Use::Training) return p;
+        if (p.use == Use::Evaluation && (eval.use == Use::Unknown || (eval.by_name && !p.by_name))) eval = p;
+      }
+      if (eval.use == Use::Evaluation) return eval;
+    }
+    std::string stored = loader_name(c.call);
+    if (!stored.empty() && names::is_evaluation_loader_name(stored))
+      return {Use::Evaluation, c.call, quote_code(stored) + " is named like an evaluation loader "
+                                       "(naming heuristic)", true};
+    return {};
   }
 
   Finding make_finding(const Candidate& c, const Marker& marker) const {
@@ -444,20 +634,22 @@ struct Checker final : RuleCheck {
     f.code = "TG012";
     f.category = Category::ConvergenceBug;
     f.range = range_of(c.call);
-    std::string name = loader_name(c.call);
-    bool evaluation = is_evaluation_name(name);
     std::string loader = quote_code(text_of(c.call, ctx.source));
     f.evidence.push_back({range_of(marker.call), "distributed training is set up here: " +
                                                      quote_code(text_of(marker.call, ctx.source))});
     f.evidence.push_back({range_of(field(c.call, k.f_arguments)), sampler_evidence(c)});
-    if (evaluation) {
-      f.severity = Severity::Warning;
-      f.message = loader + " has no DistributedSampler: each rank scores the complete evaluation "
-                           "set, repeating the same work on every GPU for one result.";
-      f.hint = "Shard it with `sampler=DistributedSampler(dataset, shuffle=False)` and reduce the "
-               "metric across ranks, or evaluate on a single rank.";
-      f.evidence.push_back({range_of(c.call), quote_code(name) + " names an evaluation loader"});
+    if (Purpose p = purpose(c); p.use == Use::Evaluation) {
+      f.severity = Severity::Note;
+      f.category = Category::PerformanceWarn;
+      f.message = loader + " has no DistributedSampler and feeds evaluation: each rank scores the "
+                           "complete set, so the metric is right but the same work is repeated "
+                           "on every GPU.";
+      f.hint = "If the repeated work matters, shard it with `sampler=DistributedSampler(dataset, "
+               "shuffle=False)` and reduce the metric across ranks, or evaluate on a single rank.";
+      f.evidence.push_back({range_of(p.site), p.why});
       return f;
+    } else if (p.use == Use::Training) {
+      f.evidence.push_back({range_of(p.site), p.why});
     }
     f.severity = Severity::Error;
     f.message = loader + " has no DistributedSampler: every rank walks the full dataset, so all "
