@@ -30,24 +30,42 @@ bool encloses(TSNode outer, TSNode inner) {
          ts_node_end_byte(inner) <= ts_node_end_byte(outer);
 }
 
-std::vector<TSNode> reaching_values(const ModuleModel& model, std::string_view dotted,
-                                    TSNode use, int scope) {
+namespace {
+
+// The binding sites that can reach `use`; with `unpacking` false, none at all when a tuple
+// unpacking binds the name anywhere (the historical contract of reaching_values).
+std::vector<BindingSite> reaching(const ModuleModel& model, std::string_view dotted, TSNode use,
+                                  int scope, bool unpacking) {
   const std::vector<BindingSite>* sites = model.bindings_of(dotted, scope);
   if (!sites) return {};
   const auto& own = model.scopes()[scope].bindings;
   bool local = !dotted.starts_with("self.") && own.count(std::string(dotted));
-  std::vector<TSNode> found;
+  std::vector<BindingSite> found;
   for (const BindingSite& b : *sites) {
-    if (b.arity > 1) return {};  // unpacked tuples are not followed
+    if (b.arity > 1 && !unpacking) return {};  // unpacked tuples are not followed
     // No value, so no assignment to follow: `x: int` only declares, and a right side the
     // parser could not read (`x =else: f()`) assigns nothing we can see.
     if (is_null(b.value)) continue;
     if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
     // An assignment in a block around the use replaces every earlier one.
     if (local && encloses(enclosing_block(b.value), use)) found.clear();
-    found.push_back(b.value);
+    found.push_back(b);
   }
   return found;
+}
+
+}  // namespace
+
+std::vector<TSNode> reaching_values(const ModuleModel& model, std::string_view dotted,
+                                    TSNode use, int scope) {
+  std::vector<TSNode> values;
+  for (const BindingSite& b : reaching(model, dotted, use, scope, false)) values.push_back(b.value);
+  return values;
+}
+
+std::vector<BindingSite> reaching_sites(const ModuleModel& model, std::string_view dotted,
+                                        TSNode use, int scope) {
+  return reaching(model, dotted, use, scope, true);
 }
 
 TSNode last_assignment(std::string_view name, TSNode body, uint32_t before, std::string_view src) {

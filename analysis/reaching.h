@@ -19,6 +19,11 @@ namespace preflight::analysis {
 std::vector<TSNode> reaching_values(const ModuleModel& model, std::string_view dotted,
                                     TSNode use, int scope);
 
+// The same, as binding sites, tuple unpackings included: `a, b = f(x)` reaches a use of `b`
+// as the site {f(x), position 1, arity 2}.
+std::vector<BindingSite> reaching_sites(const ModuleModel& model, std::string_view dotted,
+                                        TSNode use, int scope);
+
 // The last plain assignment statement `name = ...` that starts before `before` inside
 // `body`, not counting nested functions, classes and lambdas; null when there is none.
 TSNode last_assignment(std::string_view name, TSNode body, uint32_t before, std::string_view src);

@@ -134,14 +134,17 @@ The fix
   For an inline sigmoid before the with-logits loss a fix is offered: the call becomes its
   input (the receiver of `z.sigmoid()`). The fused loss is preferred even where the pairing
   is correct, because it is computed stably (log-sum-exp). A Sequential ending in
-  nn.Sigmoid() in a file that uses the with-logits loss is a warning.
+  nn.Sigmoid() in a file that uses the with-logits loss is a warning. A model of this file
+  that returns a tuple (`x_rec, mu, log_var = model(x)`, a VAE) is followed to the element
+  its forward returns.
 
 Not flagged
   Raw scores into the with-logits loss; plain BCE on values whose chain applies a sigmoid,
   softmax or clamp (followed through the assignments reaching the loss, local helpers, and
   model classes defined in this file, e.g. a discriminator ending in nn.Sigmoid()); plain
-  BCE on parameters or values whose graph cannot be shown; criteria whose binding cannot be
-  seen; a stand-alone nn.Sigmoid() that is not the last layer of a Sequential; a
+  BCE on parameters or values whose graph cannot be shown; a tuple element whose model or
+  forward cannot be read (a parameter, an imported class, a forward that returns a name);
+  a forward ending in a sigmoid feeding plain BCE; criteria whose binding cannot be seen; a stand-alone nn.Sigmoid() that is not the last layer of a Sequential; a
   same-named criterion bound to another class in another function.)";
 
 inline constexpr std::string_view kExplainTG004 = R"(Why it costs money

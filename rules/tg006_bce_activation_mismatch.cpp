@@ -9,6 +9,13 @@
 // assignments in the same function all apply one) -> for raw scores into plain BCE: the value
 // carries a graph, and nothing on its definition chain (the assignments reaching it, local
 // helpers it calls, the local model class it comes from) squashes it into [0, 1].
+// Tuple outputs: a variable unpacked from a model call (`x_rec, mu, log_var = model(x)`) is
+// followed to element i of the model's `forward` when `model` is bound (through wrappers such
+// as `.to(device)` / DDP) to a module class of this file and every `return` of that forward is
+// a tuple literal of the unpacking's length; element i is then judged like any value, in the
+// forward's scope. Each step is read from bindings, so the verdict keeps its usual severity;
+// anything unresolved (a parameter model, an imported class, a forward returning a name) keeps
+// the rule quiet, as before.
 // Model layer: an `nn.Sequential` ending in `nn.Sigmoid()` in a file that uses the
 // with-logits loss.
 // Exempt: criteria whose binding cannot be seen; inputs squashed by sigmoid, softmax or a
@@ -253,6 +260,137 @@ struct Checker final : RuleCheck {
 
   // --- verdicts --------------------------------------------------------------------------
 
+  // --- tuple outputs of a model of this file ---------------------------------------------
+
+  // Element `position` of what a local model's forward returns, reached from one unpacking.
+  struct Element {
+    TSNode expr{};     // the element in the return's tuple
+    int scope = -1;    // the forward's scope
+    std::vector<EvidenceStep> chain;  // unpacking -> model binding -> the forward's return
+  };
+
+  // The forward elements a variable unpacked from a model call may hold; empty when any step
+  // cannot be read from bindings.
+  std::vector<Element> unpacked_elements(const std::string& dotted, TSNode use, int scope) const {
+    std::vector<BindingSite> sites = reaching_sites(ctx.model, dotted, use, scope);
+    std::vector<Element> out_elements;
+    for (const BindingSite& site : sites) {
+      TSNode call = unparenthesize(site.value);
+      if (site.arity < 2 || site.position < 0 || !is(call, k.call)) return {};
+      TSNode callee = field(call, k.f_function);
+      auto model_name = dotted_name(callee, ctx.source);
+      if (!model_name || ctx.model.import_of(base_of(*model_name))) return {};
+      std::vector<TSNode> held = held_values(*model_name, callee, scope);
+      if (held.empty()) return {};
+      for (TSNode v : held) {
+        int cls = local_model_class(v);
+        if (cls < 0) return {};
+        const FunctionInfo* forward = forward_of(cls);
+        if (!forward || forward->returns.empty()) return {};
+        for (TSNode ret : forward->returns) {
+          TSNode e = tuple_element(ret, site.position, site.arity);
+          if (is_null(e)) return {};
+          Element el{e, forward->scope, {}};
+          el.chain.push_back({range_of(call), quote_code(dotted) + " is element " +
+                                                  std::to_string(site.position) + " of what " +
+                                                  quote_code(text(call)) + " returns"});
+          el.chain.push_back({range_of(v), quote_code(*model_name) + " is bound to " + quote_code(text(v)) +
+                                               ", a module class of this file"});
+          el.chain.push_back({range_of(ret), quote_code(ctx.model.classes()[cls].name + ".forward") +
+                                                 " returns " + quote_code(text(ts_node_named_child(ret, 0))) +
+                                                 ": element " +
+                                                 std::to_string(site.position) + " is " + quote_code(text(e))});
+          out_elements.push_back(std::move(el));
+        }
+      }
+    }
+    return out_elements;
+  }
+
+  // `VAE(...)` where `VAE` is an nn.Module subclass defined in this file, else -1.
+  int local_model_class(TSNode v) const {
+    if (!is(v, k.call) || !is(field(v, k.f_function), k.identifier)) return -1;
+    int cls = ctx.model.class_named(text(field(v, k.f_function)));
+    return cls >= 0 && ctx.model.classes()[cls].is_module ? cls : -1;
+  }
+
+  const FunctionInfo* forward_of(int cls) const {
+    const std::vector<int>* fs = ctx.model.functions_named("forward");
+    if (!fs) return nullptr;
+    const FunctionInfo* found = nullptr;
+    for (int f : *fs)
+      if (ctx.model.functions()[f].class_index == cls) {
+        if (found) return nullptr;  // redefined: which one runs is not read
+        found = &ctx.model.functions()[f];
+      }
+    return found;
+  }
+
+  // Element `position` of `return a, b, c` (or `return (a, b, c)`) when the tuple has `arity`
+  // elements and no splat; null otherwise.
+  TSNode tuple_element(TSNode ret, int position, int arity) const {
+    TSNode value = ts_node_named_child_count(ret) > 0 ? unparenthesize(ts_node_named_child(ret, 0)) : TSNode{};
+    if (!is(value, k.expression_list) && !is(value, k.tuple)) return TSNode{};
+    if (static_cast<int>(ts_node_named_child_count(value)) != arity) return TSNode{};
+    TSNode e{};
+    for (int i = 0; i < arity; ++i) {
+      TSNode c = ts_node_named_child(value, static_cast<uint32_t>(i));
+      if (is(c, k.list_splat) || is(c, k.comment)) return TSNode{};
+      if (i == position) e = unparenthesize(c);
+    }
+    return e;
+  }
+
+  // Does this element apply a sigmoid: inline, or a local name whose reaching assignments in
+  // the forward all do? Returns the sigmoid call, or null.
+  TSNode element_sigmoid(TSNode e, int scope) const {
+    if (is(e, k.call)) return sigmoid_of(e, scope).found ? e : TSNode{};
+    auto d = dotted_name(e, ctx.source);
+    if (!d) return TSNode{};
+    std::vector<TSNode> values = reaching_values(*d, e, scope);
+    for (TSNode v : values)
+      if (!is(unparenthesize(v), k.call) || !sigmoid_of(unparenthesize(v), scope).found) return TSNode{};
+    return values.empty() ? TSNode{} : unparenthesize(values.back());
+  }
+
+  void check_unpacked(const LossCall& loss, TSNode input, const std::string& dotted, int scope) {
+    std::vector<Element> elements = unpacked_elements(dotted, input, scope);
+    if (elements.empty()) return;
+    bool all_sigmoid = true;
+    TSNode sigmoid{};
+    for (const Element& el : elements) {
+      TSNode s = element_sigmoid(el.expr, el.scope);
+      all_sigmoid = all_sigmoid && !is_null(s);
+      if (!is_null(s)) sigmoid = s;
+    }
+    // A model whose forward ends in a sigmoid feeding plain BCE is the usual pairing (a VAE
+    // decoder, a DCGAN discriminator): only the with-logits loss makes it a mismatch.
+    if (all_sigmoid && loss.kind == LossKind::WithLogits) {
+      Finding f = sigmoid_finding(loss, input, Sigmoid{true}, TSNode{}, false);
+      for (const EvidenceStep& step : elements.front().chain) f.evidence.push_back(step);
+      f.evidence.push_back({range_of(sigmoid), quote_code(text(sigmoid)) + " applies a sigmoid"});
+      out.push_back(std::move(f));
+      return;
+    }
+    if (all_sigmoid || loss.kind != LossKind::Plain) return;
+    const Value* v = ctx.provenance.value_of(input);
+    if (!v || !v->has_graph() || v->naming_only) return;
+    for (const Element& el : elements)
+      if (squashed(el.expr, el.scope, 0)) return;
+    Finding f = base_finding(loss, input, Severity::Error);
+    std::string name = quote_code(text(input));
+    f.message = name + " reaches plain BCE, which needs probabilities in [0, 1], but the model's "
+                "forward returns it without a sigmoid: raw scores make the run fail with an "
+                "input-range error (or, on older PyTorch, produce nan) as soon as one is outside [0, 1].";
+    f.hint = "Use `BCEWithLogitsLoss` / `binary_cross_entropy_with_logits` on the raw scores, or "
+             "end that output of `forward` with a sigmoid.";
+    for (const EvidenceStep& step : elements.front().chain) f.evidence.push_back(step);
+    f.evidence.push_back({range_of(elements.front().expr),
+                          quote_code(text(elements.front().expr)) + ": no sigmoid, softmax or clamp "
+                          "on its chain in the forward, nor in a layer or helper of this file it comes from"});
+    out.push_back(std::move(f));
+  }
+
   void check_input(const LossCall& loss, TSNode input, int scope) {
     if (is(input, k.call)) {
       Sigmoid s = sigmoid_of(input, scope);
@@ -262,6 +400,7 @@ struct Checker final : RuleCheck {
     auto dotted = dotted_name(input, ctx.source);
     if (!dotted) return;
     std::vector<TSNode> values = reaching_values(*dotted, input, scope);
+    if (values.empty()) return check_unpacked(loss, input, *dotted, scope);
     bool all_sigmoid = !values.empty();
     for (TSNode v : values) {
       v = unparenthesize(v);
@@ -299,12 +438,14 @@ struct Checker final : RuleCheck {
     return f;
   }
 
-  // `value` is the reaching assignment for a variable input, null for an inline sigmoid.
-  Finding sigmoid_finding(const LossCall& loss, TSNode input, const Sigmoid& s, TSNode value) const {
+  // `value` is the reaching assignment for a variable input, null for an inline sigmoid (or,
+  // with `inline_call` false, a sigmoid inside a model's forward, whose chain the caller adds).
+  Finding sigmoid_finding(const LossCall& loss, TSNode input, const Sigmoid& s, TSNode value,
+                          bool inline_call = true) const {
     bool logits = loss.kind == LossKind::WithLogits;
     Finding f = base_finding(loss, input, logits ? Severity::Error : Severity::Warning);
     std::string subject = quote_code(text(input));
-    if (!is_null(value)) subject += ", produced by a sigmoid,";
+    if (!is_null(value) || !inline_call) subject += ", produced by a sigmoid,";
     if (logits) {
       f.message = subject + " reaches the with-logits loss, which applies a sigmoid itself: the "
                   "second sigmoid confines predictions to a narrow band around 0.5 and weakens "
@@ -323,9 +464,9 @@ struct Checker final : RuleCheck {
     if (!is_null(value))
       f.evidence.push_back({range_of(value), quote_code(text(input)) + " is assigned " +
                                                  quote_code(text(value)) + " on every path here"});
-    else
+    else if (inline_call)
       f.evidence.push_back({range_of(input), quote_code(text(input)) + " applies a sigmoid"});
-    if (logits && is_null(value))
+    if (logits && is_null(value) && inline_call)
       if (auto fix = unwrap_fix(input, s)) f.fixes.push_back(std::move(*fix));
     return f;
   }
