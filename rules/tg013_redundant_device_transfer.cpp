@@ -5,15 +5,19 @@
 // (`device=`, a cuda/mps literal, a `torch.device(...)` call or a name bound to one, a name
 // containing `device`) -> the enclosing loop -> why the copied value is the same each pass:
 // a host factory (`torch.arange(16)`) built in the loop without `device=`, a model, or a
-// name that nothing in the loop rebinds.
+// name that nothing in the loop rebinds or modifies in place (`.append`, `.add_`, ...).
 // Exempt: downloads (`.to("cpu")`); dtype casts and destinations that cannot be shown to be
 // a device (`.to(dev)` with `dev` a bare parameter); destinations and values bound by the
-// loop (batch transfers, `for dev in devices`), comprehension targets, `x = x.to(device)`;
+// loop (batch transfers, `for dev in devices`), comprehension targets, lambda parameters
+// (bound per call), `x = x.to(device)`; a `.cuda()` whose current device the loop sets
+// (`with torch.cuda.device(i)`, `set_device(i)`) or a copy selected by a branch on the
+// variable of a loop over a literal list of configurations (`if device == "cuda":`);
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
 // tensors created with `device=` or moved once before the loop (already resident, `.to`
-// returns them unchanged, TG013-P06); `torch.from_numpy(batch)` of loop data (the batch
-// transfer itself, no `device=` form exists).
+// returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
+// `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
+// transfer the loop needs; `device=` would copy the same bytes).
 #include <unordered_map>
 #include <unordered_set>
 
@@ -28,6 +32,12 @@ using namespace preflight::analysis;
 constexpr std::string_view kHostFactories[] = {"tensor", "zeros", "ones",   "full",      "empty",
                                                "arange", "linspace", "eye", "as_tensor", "from_numpy",
                                                "randn",  "rand",  "randint"};
+// Container methods that change the receiver's contents in place.
+constexpr std::string_view kMutators[] = {"append", "extend", "insert", "pop",     "remove", "clear",
+                                          "update", "setdefault", "add", "discard", "popitem", "sort",
+                                          "reverse"};
+// Factories whose first argument is the data they hold (the rest only shape or type it).
+constexpr std::string_view kDataFactories[] = {"tensor", "as_tensor", "from_numpy"};
 constexpr std::string_view kCasts[] = {"float", "half", "double", "long", "int", "bool", "bfloat16"};
 
 template <size_t N>
@@ -65,7 +75,22 @@ struct Checker final : RuleCheck {
       add_targets(field(n, k.f_left), set);
     else if (s == k.named_expression) add_targets(field(n, k.f_name), set);
     else if (s == k.as_pattern) add_targets(field(n, k.f_alias), set);
+    else if (s == k.call) add_mutated(n, set);
     for_each_named_child(n, [&](TSNode c) { collect_assigned(c, set); });
+  }
+
+  // `stats.append(x)`, `buf.add_(g)`, `cache.update(...)`: the receiver's contents change in
+  // the loop even though no assignment rebinds it, so a copy of it carries new bytes.
+  void add_mutated(TSNode call, std::unordered_set<std::string>& set) const {
+    TSNode callee = field(call, k.f_function);
+    if (!is(callee, k.attribute)) return;
+    std::string_view leaf = ctx.model.callee_leaf(call);
+    bool in_place = leaf.size() > 1 && leaf.ends_with('_') && !leaf.starts_with('_') &&
+                    leaf != "requires_grad_" && leaf != "share_memory_";
+    if (!in_place && !in(kMutators, leaf)) return;
+    TSNode recv = unparenthesize(field(callee, k.f_object));
+    while (is(recv, k.subscript)) recv = unparenthesize(field(recv, k.f_value));
+    if (auto d = dotted_name(recv, ctx.source)) set.insert(*d);
   }
 
   void add_targets(TSNode t, std::unordered_set<std::string>& set) const {
@@ -92,12 +117,26 @@ struct Checker final : RuleCheck {
     for (TSNode p = ts_node_parent(at); !is_null(p); p = ts_node_parent(p)) {
       TSSymbol s = sym(p);
       if (s == k.function_definition || s == k.for_statement || s == k.while_statement) break;
+      if (s == k.lambda && lambda_binds(p, root_of(dotted))) return true;  // bound per call
       if (s == k.list_comprehension || s == k.set_comprehension || s == k.dictionary_comprehension ||
           s == k.generator_expression) {
         if (hit(assigned_in(p))) return true;
       }
     }
     return false;
+  }
+
+  // `lambda t: t.to(dev)`: the lambda's parameters are bound anew on every call, so a value
+  // read through them is never the same object pass after pass.
+  bool lambda_binds(TSNode lambda, const std::string& name) const {
+    TSNode params = field(lambda, k.f_parameters);
+    bool found = false;
+    if (!is_null(params))
+      for_each_named_child(params, [&](TSNode p) {
+        TSNode id = is(p, k.identifier) ? p : is(p, k.default_parameter) ? field(p, k.f_name) : ts_node_named_child(p, 0);
+        if (!is_null(id) && is(id, k.identifier) && text_of(id, ctx.source) == name) found = true;
+      });
+    return found;
   }
 
   // Any identifier inside `e` that the loop rebinds.
@@ -119,6 +158,8 @@ struct Checker final : RuleCheck {
     TSNode dest = destination(n, method, st.scope, why);
     if (method == "to" && why.empty()) return;
     if (!is_null(dest) && reads_varying(dest, st)) return;  // a different device each pass
+    if (method == "cuda" && is_null(dest) && current_device_varies(n, st)) return;
+    if (selected_by_loop(n, st)) return;
     TSNode recv = unparenthesize(field(callee, k.f_object));
     if (auto base = base_name(recv, ctx.source); base && changed_in_loop(st.innermost_loop()->node, *base)) return;
     if (on_factory(n, recv, why, st)) return;
@@ -127,6 +168,83 @@ struct Checker final : RuleCheck {
     bool model = ctx.model.is_model(*r, st.scope);
     if (!model && already_resident(*r, st)) return;
     out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
+  }
+
+  // `.cuda()` copies to the current device: under `with torch.cuda.device(d):` or after
+  // `torch.cuda.set_device(d)` with `d` bound by the loop, that is a different device each
+  // pass (a test run once per GPU).
+  bool current_device_varies(TSNode call, const WalkState& st) {
+    auto sets_device = [&](TSNode c) {
+      auto q = ctx.model.qualified_callee(c);
+      if (!q || !(q->ends_with("cuda.device") || q->ends_with("cuda.set_device"))) return false;
+      TSNode args = field(c, k.f_arguments);
+      return !is_null(args) && reads_varying(args, st);
+    };
+    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+      if (is(p, k.function_definition)) break;
+      if (!is(p, k.with_statement)) continue;
+      bool found = false;
+      ctx.model.for_each_call_in(with_header(p), [&](TSNode c) { found = found || sets_device(c); });
+      if (found) return true;
+    }
+    for (const LoopFrame& loop : st.loops) {
+      bool found = false;
+      ctx.model.for_each_call_in(loop.node, [&](TSNode c) {
+        found = found || (ctx.model.callee_leaf(c) == "set_device" && sets_device(c));
+      });
+      if (found) return true;
+    }
+    return false;
+  }
+
+  // The `with` statement's items (its header, without the body).
+  TSNode with_header(TSNode with) const {
+    TSNode items{};
+    for_each_named_child(with, [&](TSNode c) {
+      if (is_null(items) && is(c, k.with_clause)) items = c;
+    });
+    return is_null(items) ? with : items;
+  }
+
+  // `for device in ["cpu", "cuda"]: if device == "cuda": x = inp.cuda()`: the loop enumerates
+  // configurations and a branch on its variable decides whether this copy runs, so it runs
+  // for some of them only, once each: the transfer belongs to the configuration, not a
+  // repeat.
+  bool selected_by_loop(TSNode call, const WalkState& st) const {
+    std::unordered_set<std::string> selectors;
+    for (const LoopFrame& loop : st.loops) {
+      if (!is(loop.node, k.for_statement)) continue;
+      bool literal = false;
+      for (TSNode it : unwrap_iterables(loop.iterable, ctx.source)) {
+        TSNode bare = unparenthesize(it);
+        literal = literal || is(bare, k.list) || is(bare, k.tuple) || is(bare, k.set);
+      }
+      if (literal) collect_names(field(loop.node, k.f_left), selectors);
+    }
+    if (selectors.empty()) return false;
+    TSNode inner = st.innermost_loop()->node;
+    for (TSNode child = call, p = ts_node_parent(call); !is_null(p) && !ts_node_eq(p, inner);
+         child = p, p = ts_node_parent(p)) {
+      TSNode test{};
+      if (is(p, k.if_statement) || is(p, k.elif_clause)) test = field(p, k.f_condition);
+      else if (is(p, k.conditional_expression)) test = ts_node_named_child(p, 1);
+      if (is_null(test) || ts_node_eq(test, child)) continue;
+      std::unordered_set<std::string> read;
+      collect_names(test, read);
+      for (const std::string& name : read)
+        if (selectors.count(name)) return true;
+    }
+    return false;
+  }
+
+  void collect_names(TSNode n, std::unordered_set<std::string>& set) const {
+    if (is_null(n)) return;
+    if (is(n, k.identifier)) {
+      set.insert(std::string(text_of(n, ctx.source)));
+      return;
+    }
+    if (is(n, k.attribute)) return collect_names(field(n, k.f_object), set);
+    for_each_named_child(n, [&](TSNode c) { collect_names(c, set); });
   }
 
   // Why this call moves data to an accelerator ("" when it cannot be shown); the node
@@ -221,8 +339,21 @@ struct Checker final : RuleCheck {
                 !ctx.model.functions_named(leaf);
     if (!q || !(q->starts_with("torch.") || bare)) return false;
     if (!is_null(keyword_arg(recv, "device", ctx.source))) return true;  // already allocated there
+    if (in(kDataFactories, leaf)) {
+      // `torch.tensor(step_stats).to(dev)` with `step_stats` rebuilt or appended to in the
+      // loop: each upload carries the new values, the transfer a loop needs (with `device=`
+      // the same bytes still cross the bus).
+      TSNode data = positional_arg(recv, 0);
+      if (!is_null(data) && reads_varying(data, st)) {
+        stay_silent("TG013", call,
+                    "new host data each iteration: " + quote_code(text_of(data, ctx.source)) +
+                        " changes in the loop, so every upload carries new bytes and is not a repeat",
+                    {{range_of(data), quote_code(text_of(data, ctx.source)) +
+                                          " is rebound or modified inside the loop"}});
+        return true;
+      }
+    }
     bool per_batch = reads_varying(field(recv, k.f_arguments), st);
-    if (per_batch && leaf == "from_numpy") return true;  // the batch transfer itself
     Shape shape = leaf.starts_with("rand") ? Shape::RandomFactory
                   : per_batch              ? Shape::BatchFactory
                                            : Shape::Factory;
