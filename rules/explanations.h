@@ -314,11 +314,13 @@ The fix
   `non_blocking=True` overlaps the copy with compute.
 
 Not flagged
-  Batch transfers (values bound by the loop, comprehension targets, `x = x.to(device)`);
-  downloads (`.to("cpu")`); dtype casts; destinations that change per iteration or cannot be
-  shown to be a device; a model moved back after a `.cpu()` in the same loop
-  (checkpointing); tensors created with `device=` or moved once before the loop; transfers
-  outside loops.)";
+  Batch transfers (values bound by the loop, comprehension targets, lambda parameters,
+  `x = x.to(device)`); host data rebuilt or modified in the loop (`torch.tensor(stats)` after
+  `stats.append(...)`: new bytes each pass, shown as a silence); downloads (`.to("cpu")`);
+  dtype casts; destinations that change per iteration (a loop over devices, `.cuda()` under
+  `torch.cuda.device(i)`) or cannot be shown to be a device; a model moved back after a
+  `.cpu()` in the same loop (checkpointing); tensors created with `device=` or moved once
+  before the loop; transfers outside loops.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An
