@@ -53,13 +53,22 @@ The fix
   def evaluate(model, loader): ...
   or wrap the evaluation loop in `with torch.no_grad():`. `model.eval()` alone does not
   disable autograd: it only switches dropout and batch-norm behaviour. The decorator is
-  offered as a safe fix only for an evaluation-named routine that never calls backward;
-  a training routine with a validation loop gets the `with` advice instead.
+  offered for an evaluation-named routine that never calls backward, as a safe fix only
+  when no graph can leave it (it returns nothing graph-carrying and stores nothing on an
+  object); a training routine with a validation loop gets the `with` advice instead.
+
+Severity
+  An error when the routine trains, or when a caller in the file is seen running it with
+  autograd on. When no caller is in the file (or the function is passed on as a value, or
+  called on an object of unknown class), whether its callers disable autograd is a guess:
+  a warning, and the evidence says so.
 
 Not flagged
   Forward passes inside no_grad / inference_mode / set_grad_enabled(False) (block,
-  decorator or statement form); evaluation-looking loops that backward on purpose
-  (adversarial attacks); Lightning's validation/test/predict hooks inside a
+  decorator or statement form, and lambdas written inside such a block); routines every
+  caller in the file runs under no_grad; forwards whose result is discarded (warm-up and
+  profiling passes: the graph is freed at once); evaluation-looking loops that backward on
+  purpose (adversarial attacks); Lightning's validation/test/predict hooks inside a
   LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
   from_pretrained (tokenizers, processors).)";
 

@@ -4,15 +4,26 @@
 // Evidence chain: why the code is evaluating (an evaluation name, `model.eval()` on the same
 // model earlier in the routine, or a loop over an evaluation loader) -> the forward pass and why the callee
 // is a model (its binding, or its name as a last resort) -> no no_grad region encloses it ->
-// the routine never backwards (or the loop is an evaluation loop inside a training routine).
+// the routine never backwards (or the loop is an evaluation loop inside a training routine)
+// -> how the routine is called: a routine that never backwards is an error only when a
+// caller in this file is seen running it with autograd on (followed up to four callers
+// deep); with no caller here, a caller on an object of unknown class, or the function
+// passed on as a value, that step is a guess and the finding a warning that says so.
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
-// decorator or statement form); evaluation-looking loops that themselves backward (FGSM);
-// Lightning's validation/test/predict hooks inside a LightningModule.
+// decorator or statement form), including lambdas written inside such a block;
+// evaluation-looking loops that themselves backward (FGSM); Lightning's
+// validation/test/predict hooks inside a LightningModule. Silent, with the reason recorded:
+// a routine every caller of which runs it under no_grad; a forward whose result is
+// discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once.
+// The decorator fix is safe only when no graph can leave the routine (its return value is
+// shown graph-free and it stores nothing on an object); otherwise it is offered as unsafe.
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/fix_builder.h"
 #include "rules/rule.h"
@@ -27,6 +38,22 @@ struct Candidate {
   std::string model_name;
   TSNode eval_loop_iterable;  // non-null when the pass sits in an evaluation loop
   TSNode eval_mode_call;      // non-null when `<this model>.eval()` came earlier
+  bool discarded = false;     // `model(x)` as a statement: nothing keeps its output
+};
+
+// How the callers of a function in this file run it.
+enum class CallerGrad {
+  NoGrad,   // every call runs under no_grad / inference_mode (directly or through its caller)
+  Grad,     // some call provably runs with autograd on
+  Unknown,  // no caller here, the function escapes as a value, or a caller's own callers
+            // cannot be seen
+};
+
+struct CallerVerdict {
+  CallerGrad grad = CallerGrad::Unknown;
+  TSNode witness{};    // Grad: the call with autograd on; Unknown: the unresolved step
+  std::string why;     // Unknown: what cannot be seen
+  std::vector<TSNode> no_grad_calls;  // the calls that run under no_grad
 };
 
 // `m.eval()` seen so far in a unit, per receiver (a later `m.train()` clears it).
@@ -57,6 +84,7 @@ struct Checker final : RuleCheck {
   std::vector<Unit> stack;  // units being walked (nested functions push)
   std::vector<Finding> out;
   mutable std::unordered_map<const void*, bool> loop_backwards_;
+  std::unordered_map<int, CallerVerdict> caller_verdicts_;
 
   explicit Checker(const RuleContext& c) : ctx(c) { stack.push_back({}); }
 
@@ -115,13 +143,36 @@ struct Checker final : RuleCheck {
       return;
     }
     auto model_name = forward_target(call, st.scope);
-    if (!model_name || ctx.provenance.in_no_grad(call)) return;
+    if (!model_name || no_grad_at(call)) return;
     TSNode loop_iterable = eval_loop_iterable(st);
     bool eval_named = unit.function >= 0 &&
                       names::is_evaluation_function_name(ctx.model.functions()[unit.function].name);
     TSNode eval_call = eval_mode_of(unit, *model_name);
     if (eval_named || !is_null(eval_call) || !is_null(loop_iterable))
-      unit.candidates.push_back({call, *model_name, loop_iterable, eval_call});
+      unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call)});
+  }
+
+  // Autograd is off where `n` runs: the provenance says so, or `n` sits in a lambda written
+  // inside a no_grad / inference_mode block (`with torch.inference_mode(): f = lambda: m(x)`),
+  // which the interpreter never enters: its body runs when it is called there.
+  bool no_grad_at(TSNode n) const {
+    if (ctx.provenance.in_no_grad(n)) return true;
+    bool in_lambda = false;
+    for (TSNode p = ts_node_parent(n); !is_null(p); p = ts_node_parent(p)) {
+      TSSymbol s = sym(p);
+      if (s == k.function_definition || s == k.class_definition) return false;
+      if (s == k.lambda) in_lambda = true;
+      else if (in_lambda && ctx.provenance.in_no_grad(p)) return true;
+    }
+    return false;
+  }
+
+  // `model(x)` whose value nothing binds (a warm-up or profiling pass): the graph is freed
+  // as soon as the call returns, so nothing is held for a backward.
+  bool discarded(TSNode call) const {
+    TSNode p = ts_node_parent(call);
+    while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.await_))) p = ts_node_parent(p);
+    return !is_null(p) && is(p, k.expression_statement);
   }
 
   static TSNode eval_mode_of(const Unit& unit, const std::string& model_name) {
@@ -176,21 +227,187 @@ struct Checker final : RuleCheck {
   void finish(const Unit& u) {
     if (exempt(u)) return;
     bool backwards = unit_backwards(u);
+    const Candidate* kept = nullptr;
+    const Candidate* warm_up = nullptr;
     for (const Candidate& c : u.candidates) {
       if (backwards && is_null(c.eval_loop_iterable)) continue;
-      out.push_back(make_finding(u, c, backwards));
-      return;  // once per unit
+      if (c.discarded) {
+        if (!warm_up) warm_up = &c;
+        continue;
+      }
+      kept = &c;
+      break;  // once per unit
     }
+    if (!kept) {
+      if (warm_up)
+        stay_silent("TG002", warm_up->call,
+                    "the forward's result is discarded (a warm-up or profiling pass): nothing keeps "
+                    "its graph, so autograd's memory is released as soon as the call returns",
+                    {{range_of(warm_up->call), quote_code(text_of(warm_up->call, ctx.source)) +
+                                                   " is a statement whose value is never bound"}});
+      return;
+    }
+    // A routine that backwards runs with autograd on whoever calls it; one that never does
+    // may be called under no_grad, which only its callers show.
+    CallerVerdict callers;
+    if (u.function >= 0 && !backwards) {
+      callers = caller_verdict(u.function);
+      if (callers.grad == CallerGrad::NoGrad) {
+        std::vector<EvidenceStep> ev;
+        for (TSNode call : callers.no_grad_calls)
+          ev.push_back({range_of(call), quote_code(text_of(call, ctx.source)) + " runs under no_grad"});
+        stay_silent("TG002", kept->call,
+                    "every caller in this file runs " + unit_label(u) +
+                        " under no_grad / inference_mode, so autograd is already off here",
+                    std::move(ev));
+        return;
+      }
+    }
+    out.push_back(make_finding(u, *kept, backwards, callers));
+  }
+
+  // ---- callers ---------------------------------------------------------------------------
+
+  CallerVerdict caller_verdict(int function) {
+    std::vector<int> visiting;
+    return caller_verdict(function, visiting);
+  }
+
+  CallerVerdict caller_verdict(int function, std::vector<int>& visiting) {
+    if (auto it = caller_verdicts_.find(function); it != caller_verdicts_.end()) return it->second;
+    visiting.push_back(function);
+    CallerVerdict v = read_callers(function, visiting);
+    visiting.pop_back();
+    if (visiting.empty() || v.grad != CallerGrad::Unknown) caller_verdicts_[function] = v;
+    return v;
+  }
+
+  CallerVerdict read_callers(int function, std::vector<int>& visiting) {
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    bool method = fn.class_index >= 0;
+    CallerVerdict v;
+    v.grad = CallerGrad::NoGrad;
+    auto unknown = [&](TSNode at, std::string why) {
+      if (v.grad == CallerGrad::NoGrad) v = {CallerGrad::Unknown, at, std::move(why), {}};
+    };
+    if (TSNode ref = escaping_reference(fn); !is_null(ref)) {
+      return {CallerGrad::Unknown, ref,
+              "`" + fn.name + "` is passed on as a value here, so not every caller can be seen",
+              {}};
+    }
+    size_t calls = 0;
+    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
+      if (v.grad == CallerGrad::Grad || ctx.model.callee_leaf(call) != fn.name) return;
+      TSNode callee = ctx.model.callee_of(call);
+      const std::vector<int>* local = local_callees(ctx.model, call);
+      bool proven = (local && std::find(local->begin(), local->end(), function) != local->end()) ||
+                    (method && is(callee, k.attribute) && instance_of(field(callee, k.f_object), fn.class_index, call));
+      // `obj.infer(x)`: a method of this name, on an object whose class is not shown.
+      bool maybe = !proven && method && is(callee, k.attribute);
+      if (!proven && !maybe) return;
+      ++calls;
+      if (no_grad_at(call)) {
+        v.no_grad_calls.push_back(call);
+        return;
+      }
+      int outer = ctx.model.enclosing_function(ctx.model.scope_enclosing(call));
+      if (outer == function) return;  // recursion: runs as its first call does
+      CallerGrad via = CallerGrad::Grad;
+      std::string why;
+      if (outer >= 0) {
+        if (std::find(visiting.begin(), visiting.end(), outer) != visiting.end() || visiting.size() >= 4) {
+          via = CallerGrad::Unknown;
+          why = "whether the callers of `" + ctx.model.functions()[outer].name + "()` disable autograd is not followed further";
+        } else {
+          CallerVerdict up = caller_verdict(outer, visiting);
+          via = up.grad;
+          if (via == CallerGrad::NoGrad) {
+            v.no_grad_calls.push_back(call);
+            return;
+          }
+          if (via == CallerGrad::Unknown) {
+            unknown(up.witness, up.why);
+            return;
+          }
+        }
+      }
+      if (via == CallerGrad::Grad && !proven) {
+        via = CallerGrad::Unknown;
+        why = quote_code(text_of(call, ctx.source)) + " may call another class's `" + fn.name + "()`";
+      }
+      if (via == CallerGrad::Grad) v = {CallerGrad::Grad, call, {}, {}};
+      else unknown(call, why.empty() ? "a caller's own callers cannot be seen" : why);
+    });
+    if (calls == 0)
+      return {CallerGrad::Unknown, field(fn.node, k.f_name),
+              "no call of `" + fn.name + "()` in this file: whether its callers disable autograd is a guess",
+              {}};
+    return v;
+  }
+
+  // `Predictor(m).infer(x)` / `p.infer(x)` with `p = Predictor(m)`: the receiver is an
+  // instance of the method's own class.
+  bool instance_of(TSNode recv, int cls, TSNode at) const {
+    recv = unparenthesize(recv);
+    auto constructs = [&](TSNode v) {
+      v = unparenthesize(v);
+      return is(v, k.call) && is(ctx.model.callee_of(v), k.identifier) &&
+             ctx.model.class_named(text_of(ctx.model.callee_of(v), ctx.source)) == cls;
+    };
+    if (constructs(recv)) return true;
+    auto d = dotted_name(recv, ctx.source);
+    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(*d, ctx.model.scope_enclosing(at)) : nullptr;
+    if (!sites || sites->empty()) return false;
+    for (const BindingSite& b : *sites)
+      if (b.position >= 0 || !constructs(b.value)) return false;
+    return true;
+  }
+
+  // A reference to the function that is not a call (`map(infer, xs)`, `fn = self.infer`):
+  // the function escapes and may be called anywhere.
+  TSNode escaping_reference(const FunctionInfo& fn) const {
+    const std::string& name = fn.name;
+    bool method = fn.class_index >= 0;
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (size_t at = ctx.source.find(name); at != std::string_view::npos; at = ctx.source.find(name, at + 1)) {
+      size_t end = at + name.size();
+      if ((at > 0 && word(ctx.source[at - 1])) || (end < ctx.source.size() && word(ctx.source[end]))) continue;
+      TSNode id = ts_node_named_descendant_for_byte_range(ctx.root, static_cast<uint32_t>(at), static_cast<uint32_t>(end));
+      if (!is(id, k.identifier) || text_of(id, ctx.source) != name) continue;
+      TSNode parent = ts_node_parent(id);
+      TSNode ref = id;
+      if (is(parent, k.attribute)) {
+        if (!ts_node_eq(field(parent, k.f_attribute), id)) continue;
+        std::string_view recv = text_of(field(parent, k.f_object), ctx.source);
+        if (!method || (recv != "self" && recv != "cls")) continue;  // `args.evaluate`: a flag
+        ref = parent;
+        parent = ts_node_parent(parent);
+      } else if (method) {
+        continue;  // a bare name is not the method
+      }
+      if (is(parent, k.call) && ts_node_eq(field(parent, k.f_function), ref)) continue;
+      TSSymbol s = sym(parent);
+      bool passed = s == k.argument_list || s == k.list || s == k.tuple || s == k.set ||
+                    s == k.expression_list || s == k.return_statement ||
+                    (s == k.keyword_argument && ts_node_eq(field(parent, k.f_value), ref)) ||
+                    (s == k.assignment && ts_node_eq(field(parent, k.f_right), ref)) ||
+                    (s == k.pair && ts_node_eq(field(parent, k.f_value), ref));
+      if (passed) return ref;
+    }
+    return TSNode{};
   }
 
   std::string unit_label(const Unit& u) const {
     return u.function < 0 ? "this module" : "`" + ctx.model.functions()[u.function].name + "()`";
   }
 
-  Finding make_finding(const Unit& u, const Candidate& c, bool backwards) const {
+  Finding make_finding(const Unit& u, const Candidate& c, bool backwards, const CallerVerdict& callers) const {
     Finding f;
     f.code = "TG002";
-    f.severity = Severity::Error;
+    // Proven only when the routine trains (it runs with autograd on) or a caller is seen
+    // running it with autograd on; otherwise whether callers disable autograd is a guess.
+    bool guess = u.function >= 0 && !backwards && callers.grad != CallerGrad::Grad;
+    f.severity = guess ? Severity::Warning : Severity::Error;
     f.category = Category::CriticalOom;
     f.range = range_of(c.call);
     std::string call = quote_code(text_of(c.call, ctx.source));
@@ -208,6 +425,13 @@ struct Checker final : RuleCheck {
                "`@torch.inference_mode()`.";
     }
     add_evidence(f, u, c, backwards);
+    if (u.function >= 0 && !backwards) {
+      if (callers.grad == CallerGrad::Grad)
+        f.evidence.push_back({range_of(callers.witness), quote_code(text_of(callers.witness, ctx.source)) +
+                                                             " runs " + unit_label(u) + " with autograd on"});
+      else if (!is_null(callers.witness))
+        f.evidence.push_back({range_of(callers.witness), callers.why + " (weak step: reported as a warning)"});
+    }
     if (auto fix = decorator_fix(u, backwards)) f.fixes.push_back(std::move(*fix));
     return f;
   }
@@ -242,6 +466,28 @@ struct Checker final : RuleCheck {
     return ts_node_start_byte(node);
   }
 
+  // The decorator changes nothing a caller computes only when no graph can leave the
+  // routine: what it returns is shown to carry none (`.item()`, counts, nothing at all) and
+  // it stores nothing on an object (`self.last = out`). Otherwise a caller might backward
+  // through the result, which the decorator would break: offered, not applied.
+  FixSafety decorator_safety(int function) const {
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    if (ctx.provenance.return_value(function).graph != Graph::Free) return FixSafety::Unsafe;
+    bool stores = false;
+    std::vector<TSNode> todo{field(fn.node, k.f_body)};
+    while (!todo.empty() && !stores) {
+      TSNode n = todo.back();
+      todo.pop_back();
+      if (is(n, k.function_definition) || is(n, k.class_definition) || is(n, k.lambda)) continue;
+      if (is(n, k.assignment) || is(n, k.augmented_assignment)) {
+        TSNode left = field(n, k.f_left);
+        stores = is(left, k.attribute) || is(left, k.subscript);
+      }
+      for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
+    }
+    return stores ? FixSafety::Unsafe : FixSafety::Safe;
+  }
+
   // `@torch.no_grad()` above an evaluation-named routine that never backwards (decorating a
   // routine that trains would break its backward, TG002-P10). Uses the alias torch is bound
   // to; when only `from torch... import` exists, also adds `import torch` (TG002-P09).
@@ -250,7 +496,7 @@ struct Checker final : RuleCheck {
     const FunctionInfo& fn = ctx.model.functions()[u.function];
     if (!names::is_evaluation_function_name(fn.name) || fn.calls_backward) return std::nullopt;
     std::string alias = ctx.model.torch_alias();
-    Fix fix{"add @torch.no_grad()", FixSafety::Safe, {}};
+    Fix fix{"add @torch.no_grad()", decorator_safety(u.function), {}};
     if (alias.empty()) {
       alias = "torch";
       // The decorator runs when the def runs: an import placed after it (the file's imports
