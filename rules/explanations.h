@@ -24,13 +24,23 @@ Example
 The fix
   history.append(loss.item())       # a Python number, when only the value matters
   history.append(loss.detach())     # a tensor without the graph
-  `.detach()` is offered as a safe fix: it changes nothing a later backward needs (stores
-  whose contents a backward or a caller reads are never reported). `.item()` is offered as
-  an unsafe alternative: it changes the type and moves the value to the host.
+  `.detach()` is a safe fix only on a value proven to be a tensor (a torch function, a
+  tensor method, a loss, a layer's output, a name a backward ran over) whose stored copy no
+  backward, return or caller can still need; on a model's output of unseen shape (it may be
+  a tuple or a ModelOutput), or in a holder handed to a caller, it is offered as unsafe.
+  `.item()` is always unsafe: it changes the type and moves the value to the host.
+
+Severity
+  An error needs every step proven from bindings. A model or criterion known only by its
+  name, or a holder returned to / passed in by a caller, makes it a warning, and the
+  evidence says which step is the weak one.
 
 Not flagged
   Stores under torch.no_grad() / inference_mode() / set_grad_enabled(False); values that are
-  provably graph-free (.item(), .detach(), float(), argmax, comparisons, shapes); holders a
+  provably graph-free (.item(), .detach(), float(), argmax, comparisons, shapes) or not
+  tensors at all (numbers, NumPy arrays, timers, the result of a function the analysis cannot
+  see); containers filled inside a function that returns a graph to its caller (a forward's
+  per-layer states, a criterion's logging dict: per-call, not per-iteration); holders a
   later backward reads (stacked RL objectives, summed losses backwarded after the loop,
   pipeline schedules that fetch held micro-batch losses, distributed autograd); chunked
   losses whose accumulated total is returned to the caller to backward. Deciding this is a
