@@ -360,6 +360,8 @@ The fix
       model.train()                  # at the top of every epoch
       ...
   No autofix is offered: where the call belongs depends on the loop's structure.
+  It is an error when the receiver's binding shows a model (`net = Net()`, a DDP wrapper, a
+  from_pretrained result); a parameter or a name that only looks like a model is a warning.
 
 Not flagged
   The rule needs the whole visible pattern: an epoch loop that backwards (directly or in a

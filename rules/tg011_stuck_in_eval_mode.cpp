@@ -15,6 +15,10 @@
 // literal). What the analysis cannot see (an imported training helper) it does not guess
 // about: a backward or a train() hidden in another module leaves the loop unproven, and the
 // rule stays silent.
+// Severity follows proof: an error only when the receiver is proven a model by its binding
+// (`net = Net()`, `self.model = Classifier()`, a from_pretrained / DDP result); a receiver
+// known only by its name, or whose binding cannot be seen (a parameter), caps the finding at
+// a warning whose evidence names that step.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -288,15 +292,49 @@ struct Checker final : RuleCheck {
     return TSNode{};
   }
 
+  // Error when the binding shows the receiver is a model; otherwise a warning, with the
+  // weak step in the evidence.
+  Severity receiver_proof(const EvalSwitch& sw, int scope, std::vector<EvidenceStep>& evidence) const {
+    if (!sw.receiver) {
+      evidence.push_back({range_of(sw.eval_call), "the receiver of " + quote_code(text_of(sw.eval_call, ctx.source)) +
+                                                      " has no name to read a binding from: that it is "
+                                                      "the trained model is assumed"});
+      return Severity::Warning;
+    }
+    std::string r = *sw.receiver;
+    // `model.module` of a DDP / DataParallel wrapper is the wrapped model itself.
+    while (r.ends_with(".module") && ctx.model.kind_of(r, scope) != ValueKind::Model)
+      r.resize(r.size() - std::string_view(".module").size());
+    if (ctx.model.kind_of(r, scope) == ValueKind::Model) {
+      if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(r, scope))
+        for (const BindingSite& b : *sites)
+          if (ctx.model.classify_value(b.value, scope, b.arity > 1 ? b.position : -1) == ValueKind::Model) {
+            evidence.push_back({range_of(b.value), quote_code(r) + " is bound to " +
+                                                       quote_code(text_of(b.value, ctx.source)) + ", a model"});
+            break;
+          }
+      return Severity::Error;
+    }
+    std::string_view last = names::last_segment(r);
+    evidence.push_back({range_of(sw.eval_call),
+                        names::is_model_name(last)
+                            ? quote_code(r) + " is named like a model (naming heuristic); its binding does "
+                                              "not show one"
+                            : quote_code(r) + "'s binding does not show a model: that it is one is "
+                                              "assumed from its " + quote_code("eval()") + " call"});
+    return Severity::Warning;
+  }
+
   Finding make_finding(const EvalSwitch& sw, TSNode epoch, TSNode backward, TSNode validation,
                        int scope) const {
     std::string who = sw.receiver ? "`" + *sw.receiver + "`" : "the model";
     std::string train = sw.receiver ? "`" + *sw.receiver + ".train()`" : "`model.train()`";
     Finding f;
     f.code = "TG011";
-    f.severity = Severity::Error;
     f.category = Category::ConvergenceBug;
     f.range = range_of(sw.anchor);
+    std::vector<EvidenceStep> proof;
+    f.severity = receiver_proof(sw, scope, proof);
     f.message = quote_code(text_of(sw.anchor, ctx.source)) + " switches " + who +
                 " to evaluation mode in this epoch loop and nothing in the loop switches it "
                 "back: from the second epoch on it trains with dropout off and batch norm "
@@ -308,6 +346,7 @@ struct Checker final : RuleCheck {
     else
       f.evidence.push_back({range_of(sw.eval_call), quote_code(text_of(sw.eval_call, ctx.source)) +
                                                         " switches to evaluation mode"});
+    for (EvidenceStep& step : proof) f.evidence.push_back(std::move(step));
     f.evidence.push_back({range_of(validation), quote_code(text_of(validation, ctx.source)) +
                                                     " feeds the validation pass of this loop"});
     f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
