@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -85,6 +86,18 @@ struct Checker final : RuleCheck {
   std::vector<Finding> out;
   mutable std::unordered_map<const void*, bool> loop_backwards_;
   std::unordered_map<int, CallerVerdict> caller_verdicts_;
+  // What a verdict read outside its own unit: the callers, how each runs, and the routine
+  // itself (so an edit of a caller re-checks the routine, rules/incremental.h).
+  std::vector<ContextFact> caller_facts_;
+
+  void context(std::vector<ContextFact>& facts) const override {
+    std::vector<ContextFact> mine = caller_facts_;
+    std::sort(mine.begin(), mine.end(), [](const ContextFact& a, const ContextFact& b) {
+      return std::tie(a.range.begin, a.range.end, a.what) < std::tie(b.range.begin, b.range.end, b.what);
+    });
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    facts.insert(facts.end(), mine.begin(), mine.end());
+  }
 
   explicit Checker(const RuleContext& c) : ctx(c) { stack.push_back({}); }
 
@@ -285,12 +298,15 @@ struct Checker final : RuleCheck {
   CallerVerdict read_callers(int function, std::vector<int>& visiting) {
     const FunctionInfo& fn = ctx.model.functions()[function];
     bool method = fn.class_index >= 0;
+    std::string about = "TG002 caller of " + fn.name + "(): ";
+    note_context(caller_facts_, about + "the routine", field(fn.node, k.f_name));
     CallerVerdict v;
     v.grad = CallerGrad::NoGrad;
     auto unknown = [&](TSNode at, std::string why) {
       if (v.grad == CallerGrad::NoGrad) v = {CallerGrad::Unknown, at, std::move(why), {}};
     };
     if (TSNode ref = escaping_reference(fn); !is_null(ref)) {
+      note_context(caller_facts_, about + "passed as a value", ref);
       return {CallerGrad::Unknown, ref,
               "`" + fn.name + "` is passed on as a value here, so not every caller can be seen",
               {}};
@@ -306,6 +322,7 @@ struct Checker final : RuleCheck {
       bool maybe = !proven && method && is(callee, k.attribute);
       if (!proven && !maybe) return;
       ++calls;
+      note_context(caller_facts_, about + (no_grad_at(call) ? "no_grad" : "autograd on"), call);
       if (no_grad_at(call)) {
         v.no_grad_calls.push_back(call);
         return;
