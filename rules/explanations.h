@@ -257,8 +257,11 @@ Not flagged
   iterate elements (a `range(...)` loop or a loop / comprehension over a tensor is needed:
   a nested loop over a loader yields batches); per-element loops that themselves backward
   (micro-batches); validation under no_grad; a synchronize behind a flag (`if profile:`) or
-  run every N steps; receivers not shown to be tensors (`buckets[k].tolist()`). Lightning's
-  and the Hugging Face Trainer's `training_step` count as the body of the training loop.)";
+  run every N steps; a synchronize in a timing region (the step loop reads a clock such as
+  `time.perf_counter()`, records CUDA timing events or uses `torch.utils.benchmark`: the
+  sync is needed for a correct measurement; shown as a silence); receivers not shown to be
+  tensors (`buckets[k].tolist()`). Lightning's and the Hugging Face Trainer's
+  `training_step` count as the body of the training loop.)";
 
 inline constexpr std::string_view kExplainTG010 = R"(Why it costs money
   A job that needs more memory than its GPU has dies with CUDA out-of-memory after it has

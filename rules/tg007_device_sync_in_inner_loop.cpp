@@ -13,7 +13,11 @@
 // anything else (taken to yield batches, TG007-N02); per-element loops that themselves
 // backward (micro-batches); code under no_grad (validation); a synchronize guarded by a
 // plain flag or run every N steps (`if profile:`, `if step % k == 0`: timing code,
-// TG007-P05).
+// TG007-P05). Silent, with the reason recorded: a synchronize in a timing region, the
+// training-step loop (or a loop inside it) that reads a clock bound through the imports
+// (`time.perf_counter()`, `time.time()`, `timeit`), creates / records / reads a CUDA timing
+// event, or measures with `torch.utils.benchmark`: there the sync is what makes the timing
+// true. A clock read only around the whole loop does not make the per-step sync needed.
 #include <unordered_map>
 
 #include "analysis/names.h"
@@ -27,6 +31,10 @@ using namespace preflight::analysis;
 constexpr std::string_view kSyncMethods[] = {"item", "cpu", "numpy", "tolist"};
 constexpr std::string_view kTensorChain[] = {"detach", "clone",  "float", "half", "squeeze", "view", "reshape",
                                              "argmax", "sum",    "mean",  "softmax", "sigmoid", "max", "min"};
+// Clocks a benchmark reads around the work it times (qualified through the imports).
+constexpr std::string_view kClocks[] = {"time.time",         "time.perf_counter",    "time.monotonic",
+                                        "time.process_time", "time.time_ns",         "time.perf_counter_ns",
+                                        "time.monotonic_ns", "timeit.default_timer"};
 constexpr std::string_view kTensorish[] = {"pred", "logit", "output", "out", "target", "label", "score", "prob", "loss"};
 
 template <size_t N>
@@ -127,6 +135,15 @@ struct Checker final : RuleCheck {
   void on_synchronize(TSNode call, const WalkState& st) {
     TSNode train = training_anchor(st, st.loops.size());
     if (is_null(train) || guarded_as_timing(call)) return;
+    std::string clock_why;
+    if (TSNode clock = timing_region(st, clock_why); !is_null(clock)) {
+      stay_silent("TG007", call,
+                  "timing region: " + clock_why +
+                      ", and a sync there is what makes the measured time include the queued GPU work",
+                  {{range_of(clock), quote_code(text_of(clock, ctx.source)) + " reads a clock in the timed loop"},
+                   {range_of(train), quote_code(text_of(train, ctx.source)) + " is the step being timed"}});
+      return;
+    }
     Finding f = base_finding(call);
     f.message = quote_code(text_of(call, ctx.source)) +
                 " runs on every training step: the host waits for the device to finish all queued work, so "
@@ -134,6 +151,78 @@ struct Checker final : RuleCheck {
     f.hint = "Delete it, or run it only while timing (behind a profiling flag).";
     add_training_step(f, train);
     out.push_back(std::move(f));
+  }
+
+  // The loop being timed: the training-step loop (the outermost loop whose own body
+  // backwards) or a loop inside it, where a clock is read per step (`time.perf_counter()`,
+  // `time.time()`, `timeit`, bound through the imports), a CUDA timing event is created,
+  // recorded or read, or `torch.utils.benchmark` measures. Returns the call that shows it.
+  TSNode timing_region(const WalkState& st, std::string& why) {
+    size_t first = st.loops.size();
+    for (size_t i = 0; i < st.loops.size(); ++i)
+      if (!is_null(step_backward_of(st.loops[i].node))) {
+        first = i;
+        break;
+      }
+    std::vector<TSNode> regions;
+    for (size_t i = first; i < st.loops.size(); ++i) regions.push_back(st.loops[i].node);
+    if (regions.empty()) {  // a framework's training_step: its body is the step
+      int f = ctx.model.enclosing_function(st.scope);
+      if (f >= 0) regions.push_back(ctx.model.functions()[f].node);
+    }
+    for (TSNode region : regions) {
+      TSNode found{};
+      ctx.model.for_each_call_in(region, [&](TSNode c) {
+        if (is_null(found) && timing_call(c, st.scope, why)) found = c;
+      });
+      if (!is_null(found)) return found;
+    }
+    return TSNode{};
+  }
+
+  bool timing_call(TSNode c, int scope, std::string& why) const {
+    auto q = ctx.model.qualified_callee(c);
+    if (!q) return false;
+    std::string quoted = quote_code(text_of(c, ctx.source));
+    if (in(kClocks, *q) || q->starts_with("timeit.")) {
+      why = quoted + " reads a clock in this loop";
+      return true;
+    }
+    if (q->starts_with("torch.utils.benchmark.")) {
+      why = quoted + " measures with torch.utils.benchmark";
+      return true;
+    }
+    if (q->ends_with("cuda.Event") && has_literal_true_keyword(c, "enable_timing", ctx.source)) {
+      why = quoted + " creates a CUDA timing event";
+      return true;
+    }
+    std::string_view leaf = ctx.model.callee_leaf(c);
+    TSNode callee = ctx.model.callee_of(c);
+    if ((leaf == "record" || leaf == "elapsed_time") && is(callee, k.attribute) &&
+        is_cuda_event(field(callee, k.f_object), scope)) {
+      why = quoted + (leaf == "record" ? " records a CUDA timing event" : " reads a CUDA event timer");
+      return true;
+    }
+    return false;
+  }
+
+  // `start.record()` with `start = torch.cuda.Event(enable_timing=True)` (or a list of them).
+  bool is_cuda_event(TSNode recv, int scope) const {
+    recv = unparenthesize(recv);
+    while (is(recv, k.subscript)) recv = unparenthesize(field(recv, k.f_value));
+    auto d = dotted_name(recv, ctx.source);
+    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(*d, scope) : nullptr;
+    if (!sites) return false;
+    for (const BindingSite& b : *sites) {
+      if (is_null(b.value)) continue;
+      bool event = false;
+      ctx.model.for_each_call_in(b.value, [&](TSNode v) {
+        auto q = ctx.model.qualified_callee(v);
+        event = event || (q && q->ends_with("cuda.Event"));
+      });
+      if (event) return true;
+    }
+    return false;
   }
 
   // `if profile:` / `if not args.fast:` / `if step % k == 0:` between the call and its loop.
