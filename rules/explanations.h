@@ -371,7 +371,9 @@ Not flagged
   local helper it calls), a validation pass in it, and an eval() there (directly or in a
   local helper such as `evaluate(model, val_loader)`) with no train() on the same module or
   a parent anywhere in the loop (again directly or in a local helper; `train(False)` is eval
-  and restores nothing). Freezing a submodule (`model.backbone.eval()`) while the whole model
+  and restores nothing). Where no validation loader shows (a hold-out scored without a loop),
+  a `model.train()` before the loop and an eval() after the loop's backward show the same
+  thing. Freezing a submodule (`model.backbone.eval()`) while the whole model
   is never put in eval mode is deliberate and not flagged. LightningModule methods are not
   checked (the trainer switches modes). A training or evaluation helper imported from
   another module is not analysed; the rule does not guess what it does.)";

@@ -8,6 +8,10 @@
 // calls) -> the loop validates (a `for` over an evaluation-looking iterable, seen through
 // enumerate/tqdm/zip, or a call handed one) -> no `X.train()` in the loop, directly or in a
 // local helper, where X is R or a parent of R (`train(False)` does not restore).
+// Without a validation pass that names show (`with torch.no_grad(): acc = score(net(x_val))`),
+// the code itself can show the intent: `R.train()` (or a parent's) before the loop in the same
+// function, and the eval() after the loop's backward in source order, so the next iteration
+// reaches the backward in evaluation mode with no train() on the way.
 // Exempt: methods of a LightningModule (the trainer switches modes; recorded as a silence
 // with the class that shows it); freezing a strict
 // submodule (`model.backbone.eval()`) when the loop never puts the whole model in eval mode
@@ -268,7 +272,11 @@ struct Checker final : RuleCheck {
     TSNode backward = backward_in(epoch);
     if (is_null(backward)) return;  // an evaluation-only sweep (TG011-N03)
     TSNode validation = validation_evidence(epoch);
-    if (is_null(validation)) return;  // eval() without a validation pass: not this pattern
+    // eval() without a validation pass is not this pattern (TG011-N04), unless the author
+    // switched to training mode before the loop and the eval() follows the backward.
+    if (is_null(validation) &&
+        (is_null(train_before(epoch, sw.receiver, scope)) || !follows_backward(sw.anchor, epoch)))
+      return;
     for (const TrainCall& t : train_calls(epoch))
       if (restores(t.receiver, sw.receiver)) return;
     if (is_freeze(sw, epoch, scope)) return;
@@ -278,6 +286,37 @@ struct Checker final : RuleCheck {
                          "every validation pass, so this loop is not reported",
                          {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
     out.push_back(make_finding(sw, epoch, backward, validation, scope));
+  }
+
+  // The last `X.train()` restoring R before the loop, in the loop's function; null if none.
+  TSNode train_before(TSNode epoch, const std::optional<std::string>& r, int scope) const {
+    if (!r) return TSNode{};
+    int f = ctx.model.enclosing_function(scope);
+    TSNode body = f >= 0 ? field(ctx.model.functions()[f].node, k.f_body) : ctx.root;
+    TSNode last{};
+    for (const TrainCall& t : train_calls(body))
+      if (ts_node_end_byte(t.call) <= ts_node_start_byte(epoch) && t.receiver && restores(t.receiver, r))
+        last = t.call;
+    return last;
+  }
+
+  // The call in the loop (itself, or the local helper call leading to it) that reaches the
+  // loop's first backward; null when none.
+  TSNode backward_site(TSNode loop) const {
+    TSNode top{}, site{};
+    visit_calls(loop, 0, [&](TSNode c, int depth) {
+      if (depth == 0) top = c;
+      if (!is_null(site) || ctx.model.callee_leaf(c) != "backward") return;
+      site = depth == 0 ? c : top;
+    });
+    return site;
+  }
+
+  // The switch comes after the loop's backward in source order: the next iteration reaches
+  // the backward with the model still in evaluation mode.
+  bool follows_backward(TSNode anchor, TSNode epoch) const {
+    TSNode site = backward_site(epoch);
+    return !is_null(site) && ts_node_start_byte(anchor) >= ts_node_end_byte(site);
   }
 
   // A train() that restores R but sits outside the epoch loop runs only once (TG011-P02).
@@ -347,10 +386,16 @@ struct Checker final : RuleCheck {
       f.evidence.push_back({range_of(sw.eval_call), quote_code(text_of(sw.eval_call, ctx.source)) +
                                                         " switches to evaluation mode"});
     for (EvidenceStep& step : proof) f.evidence.push_back(std::move(step));
-    f.evidence.push_back({range_of(validation), quote_code(text_of(validation, ctx.source)) +
-                                                    " feeds the validation pass of this loop"});
-    f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
-                                                  " trains in the same loop, every epoch"});
+    if (!is_null(validation)) {
+      f.evidence.push_back({range_of(validation), quote_code(text_of(validation, ctx.source)) +
+                                                      " feeds the validation pass of this loop"});
+      f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
+                                                    " trains in the same loop, every epoch"});
+    } else {
+      f.evidence.push_back({range_of(backward), "the loop's next iteration reaches " +
+                                                    quote_code(text_of(backward, ctx.source)) +
+                                                    " still in evaluation mode"});
+    }
     if (TSNode once = train_outside(epoch, sw.receiver, scope); !is_null(once))
       f.evidence.push_back({range_of(once), quote_code(text_of(once, ctx.source)) +
                                                 " is outside the loop and runs only once"});
