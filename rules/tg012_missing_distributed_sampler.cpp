@@ -136,7 +136,9 @@ struct Checker final : RuleCheck {
   // Signs that the file runs as one of several launched processes.
   void note_launch(TSNode n) {
     if (is(n, k.identifier)) {
-      if (names::is_local_rank_name(names::lower(text_of(n, ctx.source)))) launch = n;
+      std::string_view id = text_of(n, ctx.source);
+      if (id.size() == std::string_view("local_rank").size() && names::is_local_rank_name(names::lower(id)))
+        launch = n;
     } else if (is(n, k.string)) {
       if (names::is_launcher_string(string_content(n, ctx.source))) launch = n;
     } else if (is(n, k.dotted_name)) {
