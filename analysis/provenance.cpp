@@ -1160,8 +1160,7 @@ struct Provenance::Interpreter {
       return v;
     }
     if (const ImportBinding* imp = m.import_of(name)) return library_call(call, imp->qualified, args);
-    if (args.has_graph()) return Value::unknown();  // an unseen function of a graph
-    return args.graph == Graph::Free ? Value::free() : Value::unknown();
+    return Value::unknown();  // a function the analysis cannot see: `f()` may return anything
   }
 };
 
