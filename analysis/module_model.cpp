@@ -504,6 +504,22 @@ ValueKind ModuleModel::kind_from_annotation(TSNode annotation) const {
   std::string_view t = text_of(annotation, src_);
   // `Type[nn.Module]`, `Callable[..., nn.Module]`: a factory, not an instance.
   if (contains(t, "Type[") || contains(t, "type[") || contains(t, "Callable")) return ValueKind::Other;
+  // `Union[str, nn.Module]`, `str | nn.Module`: a module on some calls only, not a proof.
+  if (contains(t, "Union[") || contains(t, "|")) {
+    std::string_view inner = t;
+    if (auto open = inner.find("Union["); open != std::string_view::npos) inner = inner.substr(open + 6);
+    size_t start = 0;
+    while (start <= inner.size()) {
+      size_t end = inner.find_first_of(",|]", start);
+      std::string_view member = inner.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+      while (!member.empty() && member.front() == ' ') member.remove_prefix(1);
+      while (!member.empty() && member.back() == ' ') member.remove_suffix(1);
+      if (!member.empty() && member != "None" && !contains(member, "Module") && !contains(member, "PreTrainedModel"))
+        return ValueKind::Unknown;
+      if (end == std::string_view::npos) break;
+      start = end + 1;
+    }
+  }
   if (contains(t, "Module") || contains(t, "PreTrainedModel")) return ValueKind::Model;
   if (contains(t, "Optimizer")) return ValueKind::Optimizer;
   std::string leaf(t.substr(t.rfind('.') == std::string_view::npos ? 0 : t.rfind('.') + 1));

@@ -498,7 +498,7 @@ struct Provenance::Interpreter {
       if (bw != backwarded.end()) {
         v = Value::graph_of(node(bw->second, code(text_of(bw->second, src)) + " shows `" + name + "` carries a graph"), Type::Tensor);
       } else if (from_call && grad_enabled && m.may_be_torch_code() &&
-                 is_strong_loss_name(last_segment(name))) {
+                 is_strong_loss_name(last_segment(name)) && opaque_call(unparenthesize(right))) {
         v = Value::graph_of(node(target, "`" + name + "` is named like a loss and holds a call result (naming heuristic)"),
                             Type::Tensor, /*naming_only=*/true);
       }
@@ -508,6 +508,27 @@ struct Provenance::Interpreter {
     env[name] = v;
     auto [slot, fresh] = summary.bound.try_emplace(name, v);
     if (!fresh) slot->second = join(slot->second, v);
+  }
+
+  // A call whose result the analysis cannot derive from what it sees: a function or method
+  // of another file, a local helper (its summary may rest on its parameters). A torch
+  // function or a tensor method of unknown inputs is not one: its graph is its inputs', so
+  // a loss-like name says nothing more about it.
+  bool opaque_call(TSNode call) {
+    TSNode callee = field(call, k.f_function);
+    std::string_view leaf = callee_leaf(call, src);
+    if (names::is_detaching_method(leaf) || names::is_non_differentiable(leaf) ||
+        names::is_tensor_only_method(leaf) || returns_several(leaf))
+      return !is(callee, k.attribute) ? true : is_import_receiver(callee);
+    if (auto q = m.qualified_callee(call); q && (is(callee, k.identifier) ? m.import_of(text_of(callee, src)) != nullptr
+                                                                          : is_import_receiver(callee)))
+      return !names::is_tensor_function(*q) && !names::is_numpy_module(*q) && !names::is_number_module(*q);
+    return true;
+  }
+
+  bool is_import_receiver(TSNode attribute_callee) {
+    auto recv = dotted_name(field(attribute_callee, k.f_object), src);
+    return recv && m.import_of(recv->substr(0, recv->find('.')));
   }
 
   void do_augmented(TSNode a) {

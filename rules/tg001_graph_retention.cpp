@@ -51,6 +51,8 @@ enum class HolderLife {
   Escapes,   // returned to the caller or passed in by it: what the caller does is not seen
 };
 
+std::string_view root_of(std::string_view dotted) { return dotted.substr(0, dotted.find('.')); }
+
 constexpr std::array<std::string_view, 6> kAppendFamily = {"append", "add", "extend",
                                                            "insert", "put", "push"};
 
@@ -126,6 +128,9 @@ class Check final : public RuleCheck {
     TSNode holder_node = field(callee, k.f_object);
     auto holder = dotted_name(holder_node, ctx.source);
     if (!holder || !persists(*holder, st) || is_tensor_holder(*holder, st.scope)) return;
+    // `tracker.add(...)` on an imported module is that library's API (a logger that flushes
+    // every step), not a container this file keeps.
+    if (ctx.model.import_of(root_of(*holder)) && !ctx.model.bindings_of(*holder, st.scope)) return;
     TSNode stored = positional_arg(call, method == "insert" ? 1 : 0);
     if (is_null(stored)) return;
     add(StoreKind::Append, *holder, std::string(method), stored, call, holder_node, st);
@@ -159,8 +164,6 @@ const FunctionInfo* function_at(const RuleContext& ctx, int scope) {
   int f = ctx.model.enclosing_function(scope);
   return f >= 0 ? &ctx.model.functions()[f] : nullptr;
 }
-
-std::string_view root_of(std::string_view dotted) { return dotted.substr(0, dotted.find('.')); }
 
 bool is_name(TSNode e, std::string_view name, std::string_view src) {
   e = unparenthesize(e);

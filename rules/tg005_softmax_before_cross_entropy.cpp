@@ -50,6 +50,8 @@ struct Checker final : RuleCheck {
   std::vector<Finding> out;
   std::vector<TSNode> layer_heads;  // Softmax/LogSoftmax ending an nn.Sequential
   TSNode ce_use{}, nll_use{};       // first cross-entropy / NLL mention, for case C
+  TSNode log_use{};                 // first `torch.log(...)` / `x.log()`: probabilities made log-probabilities
+  TSNode skorch_classifier{};       // first mention of skorch's NeuralNetClassifier
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -59,6 +61,7 @@ struct Checker final : RuleCheck {
     if (!is(n, k.call)) return;
     note_loss_mention(n);
     note_sequential_head(n);
+    note_log_or_skorch(n);
     LossCall loss{n};
     loss.kind = loss_kind(n, st.scope, &loss.criterion);
     if (loss.kind == LossKind::None) return;
@@ -72,6 +75,22 @@ struct Checker final : RuleCheck {
   void context(std::vector<ContextFact>& facts) const override {
     note_context(facts, "TG005 cross-entropy", ce_use);
     note_context(facts, "TG005 NLL", nll_use);
+    note_context(facts, "TG005 log", log_use);
+    note_context(facts, "TG005 skorch", skorch_classifier);
+  }
+
+  // `torch.log(y_pred)` / `y_pred.log()` somewhere in the file, and skorch's
+  // NeuralNetClassifier, whose `get_loss` takes the log of the module's probabilities when the
+  // criterion is NLLLoss: either way a Softmax head may feed an NLL loss correctly.
+  void note_log_or_skorch(TSNode call) {
+    std::string_view leaf = ctx.model.callee_leaf(call);
+    auto q = ctx.model.qualified_callee(call);
+    if (is_null(log_use) && (leaf == "log" || leaf == "log_")) {
+      bool method = is(ctx.model.callee_of(call), k.attribute) && !(q && q->starts_with("math."));
+      if (method || (q && q->starts_with("torch."))) log_use = call;
+    }
+    if (is_null(skorch_classifier) && q && q->starts_with("skorch.") && leaf == "NeuralNetClassifier")
+      skorch_classifier = call;
   }
 
   void finish(std::vector<Finding>& sink) override {
@@ -283,6 +302,15 @@ struct Checker final : RuleCheck {
     if (!is_null(ce_use) && (act == Act::Softmax || is_null(nll_use))) loss = LossKind::CrossEntropy;
     else if (!is_null(nll_use) && act == Act::Softmax) loss = LossKind::Nll;
     if (loss == LossKind::None) return;
+    if (loss == LossKind::Nll && (!is_null(log_use) || !is_null(skorch_classifier))) {
+      TSNode why = !is_null(log_use) ? log_use : skorch_classifier;
+      stay_silent("TG005", head,
+                  !is_null(log_use)
+                      ? "the file takes " + quote_code(text(log_use)) + ": the probabilities may become log-probabilities before the NLL loss"
+                      : "skorch's NeuralNetClassifier takes the log of the module's probabilities before an NLLLoss criterion",
+                  {{range_of(why), quote_code(text(why))}});
+      return;
+    }
     TSNode use = loss == LossKind::CrossEntropy ? ce_use : nll_use;
     Finding f;
     f.code = "TG005";

@@ -148,10 +148,19 @@ struct Checker final : RuleCheck {
     return found;
   }
 
+  // The iterable of a `for` is evaluated once, before the first iteration.
+  bool in_iterable_of(TSNode loop, TSNode n) const {
+    if (!is(loop, k.for_statement)) return false;
+    TSNode right = field(loop, k.f_right);
+    return !is_null(right) && ts_node_start_byte(n) >= ts_node_start_byte(right) &&
+           ts_node_end_byte(n) <= ts_node_end_byte(right);
+  }
+
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || st.loops.empty()) return;
     TSNode callee = field(n, k.f_function);
     if (!is(callee, k.attribute)) return;
+    if (in_iterable_of(st.innermost_loop()->node, n)) return;  // `for x in [t.to(dev)]`: evaluated once
     std::string_view method = text_of(field(callee, k.f_attribute), ctx.source);
     if (method != "to" && method != "cuda") return;
     std::string why;
