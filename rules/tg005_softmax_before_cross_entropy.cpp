@@ -86,7 +86,9 @@ struct Checker final : RuleCheck {
     std::string_view leaf = ctx.model.callee_leaf(call);
     auto q = ctx.model.qualified_callee(call);
     if (is_null(log_use) && (leaf == "log" || leaf == "log_")) {
-      bool method = is(ctx.model.callee_of(call), k.attribute) && !(q && q->starts_with("math."));
+      // `y.log()` takes no argument; `self.log("loss", v)` (Lightning) and `logger.log(...)` do.
+      bool method = is(ctx.model.callee_of(call), k.attribute) && is_null(positional_arg(call, 0)) &&
+                    !(q && (q->starts_with("math.") || q->starts_with("numpy.")));
       if (method || (q && q->starts_with("torch."))) log_use = call;
     }
     if (is_null(skorch_classifier) && q && q->starts_with("skorch.") && leaf == "NeuralNetClassifier")
