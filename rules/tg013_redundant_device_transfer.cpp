@@ -85,10 +85,14 @@ struct Checker final : RuleCheck {
     TSNode callee = field(call, k.f_function);
     if (!is(callee, k.attribute)) return;
     std::string_view leaf = ctx.model.callee_leaf(call);
-    bool in_place = leaf.size() > 1 && leaf.ends_with('_') && !leaf.starts_with('_') &&
+    TSNode recv = unparenthesize(field(callee, k.f_object));
+    // `buf.add_(g)` changes a tensor; `accelerator.clip_grad_norm_(...)` changes the
+    // gradients it is given, not its receiver: in place only on a value that is a tensor.
+    const analysis::Value* rv = ctx.provenance.value_of(recv);
+    bool tensor_receiver = rv && (rv->type == analysis::Type::Tensor || rv->type == analysis::Type::Tensors);
+    bool in_place = tensor_receiver && leaf.size() > 1 && leaf.ends_with('_') && !leaf.starts_with('_') &&
                     leaf != "requires_grad_" && leaf != "share_memory_";
     if (!in_place && !in(kMutators, leaf)) return;
-    TSNode recv = unparenthesize(field(callee, k.f_object));
     while (is(recv, k.subscript)) recv = unparenthesize(field(recv, k.f_value));
     if (auto d = dotted_name(recv, ctx.source)) set.insert(*d);
   }
@@ -141,10 +145,30 @@ struct Checker final : RuleCheck {
 
   // Any identifier inside `e` that the loop rebinds.
   bool reads_varying(TSNode e, const WalkState& st) {
-    if (is(e, k.identifier)) return varies(std::string(text_of(e, ctx.source)), e, st);
-    if (is(e, k.keyword_argument)) return reads_varying(field(e, k.f_value), st);
+    std::unordered_set<std::string> local;
+    return reads_varying(e, st, local);
+  }
+
+  // `local`: names a comprehension inside `e` binds (`[10**i for i in range(n)]` reads `n`,
+  // not a loop-carried `i`).
+  bool reads_varying(TSNode e, const WalkState& st, std::unordered_set<std::string>& local) {
+    if (is(e, k.identifier)) {
+      std::string name(text_of(e, ctx.source));
+      return !local.count(name) && varies(name, e, st);
+    }
+    if (is(e, k.keyword_argument)) return reads_varying(field(e, k.f_value), st, local);
+    if (is(e, k.list_comprehension) || is(e, k.set_comprehension) || is(e, k.generator_expression) ||
+        is(e, k.dictionary_comprehension)) {
+      std::unordered_set<std::string> inner = local;
+      for_each_named_child(e, [&](TSNode c) {
+        if (is(c, k.for_in_clause)) collect_names(field(c, k.f_left), inner);
+      });
+      bool found = false;
+      for_each_named_child(e, [&](TSNode c) { found = found || reads_varying(c, st, inner); });
+      return found;
+    }
     bool found = false;
-    for_each_named_child(e, [&](TSNode c) { found = found || reads_varying(c, st); });
+    for_each_named_child(e, [&](TSNode c) { found = found || reads_varying(c, st, local); });
     return found;
   }
 
