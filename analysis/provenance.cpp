@@ -370,7 +370,9 @@ struct Provenance::Interpreter {
         for (const EvidenceNode* n = v.why.get(); n && budget-- > 0; n = n->prev.get())
           sources.push_back(n);
         v.consumed = step;
-        v.type = Type::Tensor;  // a backward ran over it: it is a tensor
+        v.type = Type::Tensor;  // a backward ran over it: it is a tensor with a graph,
+        v.naming_only = false;  // whatever name or guess first suggested one
+        v.weak = nullptr;
         env[*d] = v;
       }
       return;

@@ -230,9 +230,14 @@ const FunctionInfo* per_call_owner(const RuleContext& ctx, const Candidate& c) {
   if (!f || f->calls_backward || ctx.model.parameter(c.holder, c.scope)) return nullptr;
   if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
   if (!ctx.provenance.return_value(ctx.model.function_of(f->node)).has_graph()) return nullptr;
+  // Something besides the bare holder goes back: a loss, the output, or the holder as one
+  // result among several (`return cls_preds, mask_preds`).
   bool returns_more = false;
-  for (TSNode ret : f->returns)
-    returns_more = returns_more || !is_name(ts_node_named_child(ret, 0), c.holder, ctx.source);
+  for (TSNode ret : f->returns) {
+    TSNode e = unparenthesize(ts_node_named_child(ret, 0));
+    bool several = is(e, kinds().expression_list) || is(e, kinds().tuple);
+    returns_more = returns_more || several || !is_name(e, c.holder, ctx.source);
+  }
   if (!returns_more) return nullptr;
   if (!is_null(c.loop) && trains(ctx, c.loop, c.scope)) return nullptr;
   return f;
@@ -338,7 +343,9 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                 "stored tensor still pins its graph's bookkeeping and stays differentiable, so "
                 "memory grows with every iteration.";
   } else {
-    f.severity = proven && life == HolderLife::Seen ? Severity::Error : Severity::Warning;
+    // A graph shown only by a name or a guess is a note: on code nobody tuned for, such
+    // findings were mostly wrong (docs/real-code-precision.md, rounds 3 and 4).
+    f.severity = !proven ? Severity::Note : life == HolderLife::Seen ? Severity::Error : Severity::Warning;
     f.category = Category::CriticalOom;
     f.message = store_text(c) + " keeps " + shown +
                 " with its autograd graph attached, and no backward ever consumes it: every "
