@@ -1087,7 +1087,6 @@ struct Provenance::Interpreter {
     if (names::is_functional_loss(m_name)) return loss_call(call, args);
     if (m_name.ends_with("_loss"))
       return loss_call(call, args, ": `." + std::string(m_name) + "` is named like a loss (naming heuristic)");
-    if (names::is_tensor_factory(m_name) && recv.has_graph()) return factory(call);  // x.new_zeros
     if (names::is_module_bookkeeping(m_name)) return Value::free();
     if (recv_dotted && m.is_model(*recv_dotted, scope)) {
       if (m_name == "forward" || m_name == "__call__") return forward_pass(call, *recv_dotted);
