@@ -1100,7 +1100,8 @@ struct Provenance::Interpreter {
     if (args.has_graph() && gathers_its_argument(callee, m_name)) return args;
     if (args.has_graph()) return Value::unknown();  // an unseen object's method of a graph
     Value v = join(recv, args);
-    v.type = Type::Unknown;
+    // `x.relu()` runs only on a tensor, whatever `x` was bound to.
+    v.type = names::is_tensor_only_method(m_name) ? Type::Tensor : Type::Unknown;
     return v;
   }
 

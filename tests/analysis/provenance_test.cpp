@@ -413,3 +413,82 @@ TEST(ProvenanceTest, EvidenceStepsAreOldestFirstAndLimited) {
 
 }  // namespace
 }  // namespace preflight::analysis
+
+// Issue 23: what a value is comes from bindings, and only tensors carry a graph.
+namespace preflight::analysis {
+namespace {
+
+const char* kTypes =
+    "import time\n"
+    "import numpy as np\n"
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "import torch.utils.benchmark as benchmark\n"
+    "from mylib import bench, utils\n"
+    "class Net(nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return x.relu()\n"
+    "def run(xs):\n"
+    "    w = torch.zeros(3, requires_grad=True)\n"
+    "    net = Net()\n"
+    "    layer = nn.LSTM(3, 3)\n"
+    "    opt = torch.optim.SGD([w], lr=0.1)\n"
+    "    out = (w * 2).sum()\n"
+    "    t0 = time.perf_counter()\n"
+    "    arr = out.cpu().numpy()\n"
+    "    mean = np.mean(xs)\n"
+    "    timer = benchmark.Timer(stmt='f(w)', globals={'w': w})\n"
+    "    ms = bench(net, w)\n"
+    "    item = utils.item(out)\n"
+    "    stacked = torch.stack([out, out])\n"
+    "    y = net(w)\n"
+    "    h = layer(w)\n"
+    "    v = float(out)\n"
+    "    return t0, arr, mean, timer, ms, item, stacked, y, h, v, opt\n";
+
+TEST(ProvenanceTypes, LibraryResultsAreTypedByWhatTheLibraryIs) {
+  testing::Traced t(kTypes);
+  EXPECT_EQ(t.value("time.perf_counter()").type, Type::Number);
+  EXPECT_EQ(t.value("time.perf_counter()").graph, Graph::Free);
+  EXPECT_EQ(t.value("out.cpu().numpy()").type, Type::Array);
+  EXPECT_EQ(t.value("out.cpu().numpy()").graph, Graph::Free);
+  EXPECT_EQ(t.value("np.mean(xs)").type, Type::Array);
+  EXPECT_EQ(t.value("float(out)").type, Type::Number);
+  // Constructing a torch class keeps no graph of its arguments, however they were made.
+  EXPECT_EQ(t.value("torch.optim.SGD([w], lr=0.1)").graph, Graph::Free);
+  EXPECT_EQ(t.value("torch.optim.SGD([w], lr=0.1)").type, Type::Object);
+  EXPECT_EQ(t.value("benchmark.Timer(stmt='f(w)', globals={'w': w})").graph, Graph::Free);
+}
+
+TEST(ProvenanceTypes, ACalleeTheAnalysisCannotSeeGivesUnknownNotItsArgumentsGraph) {
+  testing::Traced t(kTypes);
+  EXPECT_EQ(t.value("bench(net, w)").graph, Graph::Unknown);
+  EXPECT_FALSE(t.value("utils.item(out)").has_graph());  // named like `.item()`: never a graph
+}
+
+TEST(ProvenanceTypes, TorchFunctionsAndLayerOutputsAreProvenTensors) {
+  testing::Traced t(kTypes);
+  Value stacked = t.value("torch.stack([out, out])");
+  EXPECT_TRUE(stacked.has_graph());
+  EXPECT_TRUE(stacked.tensor());
+  EXPECT_TRUE(stacked.proven());
+  // A local module whose forward returns a tensor gives a tensor; an LSTM gives a tuple.
+  EXPECT_EQ(t.value("net(w)").type, Type::Tensor);
+  EXPECT_TRUE(t.value("net(w)").proven());
+  EXPECT_EQ(t.value("layer(w)").type, Type::Tensors);
+}
+
+TEST(ProvenanceTypes, AModelKnownOnlyByItsNameIsAWeakStep) {
+  testing::Traced t(
+      "import torch\n"
+      "def f(model, x):\n"
+      "    out = model(x)\n");
+  Value v = t.value("model(x)");
+  EXPECT_TRUE(v.has_graph());
+  EXPECT_FALSE(v.proven());
+  ASSERT_NE(v.weak, nullptr);
+  EXPECT_NE(v.weak->message.find("naming heuristic"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace preflight::analysis
