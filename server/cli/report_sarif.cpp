@@ -25,7 +25,7 @@ Json rule_json(const RuleInfo& rule) {
   r["name"] = rule.slug;
   r["shortDescription"] = text(rule.summary);
   r["fullDescription"] = text(rule.explanation.empty() ? rule.summary : rule.explanation);
-  r["helpUri"] = rule_help_uri(rule.code);
+  if (std::string uri = rule_help_uri(rule.code); !uri.empty()) r["helpUri"] = uri;
   r["defaultConfiguration"] = Json{{"level", analysis::severity_name(rule.default_severity)}};
   r["properties"] = Json{{"category", rule.category}, {"tags", Json::array({rule.category})}};
   return r;
@@ -37,7 +37,7 @@ Json driver_json(std::string_view version, std::span<const RuleInfo> catalogue) 
   Json d;
   d["name"] = "preflight";
   d["version"] = version;
-  d["informationUri"] = kInformationUri;
+  if (!kInformationUri.empty()) d["informationUri"] = kInformationUri;
   d["rules"] = std::move(rules);
   return d;
 }

@@ -61,9 +61,12 @@ std::string_view category_label(const analysis::Finding& finding) {
 }
 
 std::string rule_help_uri(std::string_view code) {
+  if (kInformationUri.empty()) return {};
   std::string anchor(code);
   for (char& c : anchor) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return std::string(kInformationUri) + "/blob/main/docs/rules.md#" + anchor;
+  std::string base(kInformationUri);
+  if (base.ends_with('/')) base.pop_back();
+  return base + "/docs/rules.md#" + anchor;
 }
 
 }  // namespace preflight::server

@@ -37,7 +37,15 @@ std::size_t rule_index(std::string_view code, std::span<const RuleInfo> rules = 
 std::string_view category_label(const analysis::Finding& finding);
 
 // Stable documentation address of a rule: a section of docs/rules.md in the repository.
+// The project has no public home yet, so no remote link is invented: the base URL of the
+// published rule documentation is a build option (`-DPREFLIGHT_PUBLIC_URL=...`), empty by
+// default, and with it empty nothing links anywhere (the documentation travels with the
+// tool: `preflight explain`, docs/rules.md).
+#ifndef PREFLIGHT_PUBLIC_URL
+#define PREFLIGHT_PUBLIC_URL ""
+#endif
+inline constexpr std::string_view kInformationUri = PREFLIGHT_PUBLIC_URL;
+// `<base>/docs/rules.md#tg001`, or empty when no public base URL was configured.
 std::string rule_help_uri(std::string_view code);
-inline constexpr std::string_view kInformationUri = "https://github.com/preflight-dev/preflight";
 
 }  // namespace preflight::server

@@ -107,7 +107,7 @@ nlohmann::ordered_json rules_json() {
     j["summary"] = r.summary;
     j["explanation"] = r.explanation;
     j["fixable"] = r.has_fix;
-    j["help_uri"] = rule_help_uri(r.code);
+    if (std::string uri = rule_help_uri(r.code); !uri.empty()) j["help_uri"] = uri;
     all.push_back(std::move(j));
   }
   return all;
@@ -139,7 +139,10 @@ int run_explain(std::string_view code, std::ostream& out, std::ostream& err) {
       << "Default level: " << level(*rule) << "\n"
       << "Category:      " << rule->category << "\n"
       << "Autofix:       " << (rule->has_fix ? "yes" : "no") << "\n"
-      << "Docs:          " << rule_help_uri(rule->code) << "\n\n"
+      << "Docs:          "
+      << (rule_help_uri(rule->code).empty() ? "docs/rules.md#" + lower(rule->code) + " (shipped with preflight)"
+                                             : rule_help_uri(rule->code))
+      << "\n\n"
       << with_newline(rule->explanation);
   return 0;
 }

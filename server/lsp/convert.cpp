@@ -75,7 +75,7 @@ json finding_to_diagnostic(const analysis::Finding& f, std::size_t index, const 
          {"severity", lsp_severity(severity)},
          {"code", f.code},
          {"source", "preflight"}};
-  d["codeDescription"] = {{"href", server::rule_help_uri(f.code)}};
+  if (std::string href = server::rule_help_uri(f.code); !href.empty()) d["codeDescription"] = {{"href", href}};
   if (ctx.caps.related_information) {
     d["message"] = f.message;
     json related = json::array();
