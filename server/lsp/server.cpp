@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -45,10 +46,29 @@ struct BadParams : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Typed reads of params. A value of the wrong type is BadParams, which the guard every
+// handler runs behind answers with InvalidParams; nothing reads params any other way that
+// can throw (nlohmann's get / value on a mismatched type would, from a task the guard
+// does not see, end the process).
 const json& require_object(const json& params, const char* key) {
   if (!params.is_object() || !params.contains(key) || !params[key].is_object())
     throw BadParams(std::string("params.") + key + " must be an object");
   return params[key];
+}
+
+// `object[key]` as an int: nullopt when absent; anything but an integer an int holds
+// (a string, null, an array, an object, a fraction, a boolean) is BadParams.
+std::optional<int> optional_int(const json& object, const char* key, std::string_view where) {
+  if (!object.is_object()) return std::nullopt;
+  auto it = object.find(key);
+  if (it == object.end()) return std::nullopt;
+  if (it->is_number_integer()) {
+    if (it->is_number_unsigned() ? it->get<uint64_t>() <= uint64_t(std::numeric_limits<int>::max())
+                                 : it->get<int64_t>() >= std::numeric_limits<int>::min() &&
+                                       it->get<int64_t>() <= std::numeric_limits<int>::max())
+      return static_cast<int>(it->get<int64_t>());
+  }
+  throw BadParams(std::string(where) + "." + key + " must be an integer");
 }
 
 std::string require_uri(const json& params) {
@@ -219,29 +239,52 @@ struct LanguageServer::Impl {
   std::condition_variable intake_cv;
   int pending_work = 0;
 
+  // `work` made from a client message, counted against the intake limit and run behind the
+  // guard (`id`: the request it answers, null for a notification).
   template <typename Executor, typename Work>
-  void post_work(Executor& executor, Work work) {
+  void post_work(Executor& executor, std::string what, json id, Work work) {
     {
       std::lock_guard lock(intake_mu);
       ++pending_work;
     }
-    asio::post(executor, [this, work = std::move(work)]() mutable {
+    asio::post(executor, [this, what = std::move(what), id = std::move(id), work = std::move(work)]() mutable {
       struct Done {
         Impl* impl;
         ~Done() { impl->work_done(); }
       } done{this};
-      run_guarded("a queued message", work);
+      run_guarded(what, id, work);
     });
   }
 
-  // A handler that throws would end the server (asio's pool calls std::terminate): a bug in
-  // one piece of work is logged and the server goes on.
+  // Server-side work (timers, answers to the server's own requests, refreshes), behind the
+  // same guard.
+  template <typename Executor, typename Work>
+  void post_guarded(Executor& executor, std::string what, json id, Work work) {
+    asio::post(executor, [this, what = std::move(what), id = std::move(id), work = std::move(work)]() mutable {
+      run_guarded(what, id, work);
+    });
+  }
+
+  // The guard every handler and every task runs behind. A handler that throws would end the
+  // server (asio's pool calls std::terminate): params of the wrong shape (BadParams) answer
+  // the request with InvalidParams; any other exception is logged and answers it with
+  // InternalError; a notification's is logged. The server goes on.
   template <typename Work>
-  void run_guarded(std::string_view what, Work&& work) {
+  void run_guarded(std::string_view what, const json& id, Work&& work) noexcept {
     try {
-      work();
-    } catch (const std::exception& e) {
-      options.log->error("{}: internal error, work dropped: {}", what, e.what());
+      try {
+        work();
+      } catch (const BadParams& e) {
+        options.log->warn("{}: invalid params: {}", what, e.what());
+        if (!id.is_null()) reply_error(id, kInvalidParams, e.what());
+      } catch (const std::exception& e) {
+        options.log->error("{}: internal error: {}", what, e.what());
+        if (!id.is_null()) reply_error(id, kInternalError, std::string(what) + " failed: " + e.what());
+      } catch (...) {
+        options.log->error("{}: internal error", what);
+        if (!id.is_null()) reply_error(id, kInternalError, std::string(what) + " failed");
+      }
+    } catch (...) {  // the error reply or the log itself failed: nothing is left to tell
     }
   }
 
@@ -277,12 +320,16 @@ struct LanguageServer::Impl {
         cancel(note->params);
         return;
       }
-      post_work(control, [this, n = std::move(*note)]() mutable { guarded_notification(n); });
+      std::string method = note->method;
+      post_work(control, std::move(method), nullptr, [this, n = std::move(*note)]() mutable { on_notification(n); });
       return;
     }
     auto& request = std::get<protocol::Request>(message);
     CancelFlag flag = track_cancel(request.id);
-    post_work(control, [this, r = std::move(request), flag]() mutable { guarded_request(r, flag); });
+    std::string method = request.method;
+    json id = request.id;
+    post_work(control, std::move(method), std::move(id),
+              [this, r = std::move(request), flag]() mutable { on_request(r, flag); });
   }
 
   void on_client_response(protocol::Response response) {
@@ -294,21 +341,10 @@ struct LanguageServer::Impl {
       done = std::move(it->second);
       client_requests.erase(it);
     }
-    asio::post(control, [done = std::move(done), r = std::move(response)] { done(r); });
+    post_guarded(control, "the answer to a server request", nullptr, [done = std::move(done), r = std::move(response)] { done(r); });
   }
 
   // --- requests (control strand) --------------------------------------------------------
-
-  void guarded_request(protocol::Request& r, const CancelFlag& cancelled) {
-    try {
-      on_request(r, cancelled);
-    } catch (const BadParams& e) {
-      reply_error(r.id, kInvalidParams, e.what());
-    } catch (const std::exception& e) {
-      options.log->error("{} failed: {}", r.method, e.what());
-      reply_error(r.id, kInternalError, std::string(r.method) + " failed: " + e.what());
-    }
-  }
 
   void on_request(protocol::Request& r, const CancelFlag& cancelled) {
     if (phase == Phase::Uninitialized && r.method != "initialize")
@@ -412,18 +448,13 @@ struct LanguageServer::Impl {
       return (this->*handler)(r, snapshot);
     }
     std::shared_ptr<Document> doc = it->second;
-    post_work(doc->strand, [this, doc, r = std::move(r), cancelled, handler] {
-      try {
-        if (cancelled->load()) return reply_error(r.id, kRequestCancelled, "cancelled");
-        auto snapshot = current_snapshot(*doc, cancelled);
-        if (!snapshot) return reply_error(r.id, kRequestCancelled, "cancelled");
-        (this->*handler)(r, snapshot);
-      } catch (const BadParams& e) {
-        reply_error(r.id, kInvalidParams, e.what());
-      } catch (const std::exception& e) {
-        options.log->error("{} failed: {}", r.method, e.what());
-        reply_error(r.id, kInternalError, r.method + " failed: " + e.what());
-      }
+    std::string method = r.method;
+    json id = r.id;
+    post_work(doc->strand, std::move(method), std::move(id), [this, doc, r = std::move(r), cancelled, handler] {
+      if (cancelled->load()) return reply_error(r.id, kRequestCancelled, "cancelled");
+      auto snapshot = current_snapshot(*doc, cancelled);
+      if (!snapshot) return reply_error(r.id, kRequestCancelled, "cancelled");
+      (this->*handler)(r, snapshot);
     });
   }
 
@@ -472,18 +503,20 @@ struct LanguageServer::Impl {
 
   void vram_report_request(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
     const json& arg = r.params["arguments"][0];
-    reply(r.id, vram_report(*snapshot, arg.value("job", std::size_t{0})));
+    reply(r.id, vram_report(*snapshot, static_cast<std::size_t>(optional_int(arg, "job", "params.arguments[0]").value_or(0))));
   }
 
   // workspace/executeCommand preflight.showVramReport [{uri, job}]: the full report of that
   // job, from the document's newest version.
   void execute_command(protocol::Request& r, const CancelFlag& cancelled) {
     const json& p = r.params;
-    if (!p.is_object() || p.value("command", "") != kShowVramReport)
+    if (!p.is_object() || !p.contains("command") || p["command"] != kShowVramReport)
       throw BadParams("unknown command; this server runs only " + std::string(kShowVramReport));
     if (!p.contains("arguments") || !p["arguments"].is_array() || p["arguments"].empty() || !p["arguments"][0].is_object() ||
         !p["arguments"][0].contains("uri") || !p["arguments"][0]["uri"].is_string())
       throw BadParams(std::string(kShowVramReport) + " takes [{uri, job}]");
+    if (optional_int(p["arguments"][0], "job", "params.arguments[0]").value_or(0) < 0)
+      throw BadParams("params.arguments[0].job must not be negative");
     protocol::Request inner = r;
     inner.params["textDocument"] = {{"uri", p["arguments"][0]["uri"]}};
     document_request(inner, cancelled, &Impl::vram_report_request);
@@ -495,12 +528,13 @@ struct LanguageServer::Impl {
     const json data = action.value("data", json());
     if (action.contains("edit") || !data.is_object() || !data.contains("uri") || !data["uri"].is_string())
       return reply(r.id, action);
+    std::optional<int> version = optional_int(data, "version", "params.data");
     auto it = documents.find(data["uri"].get<std::string>());
     if (it == documents.end()) return reply(r.id, action);
     std::shared_ptr<Document> doc = it->second;
-    asio::post(doc->strand, [this, doc, r, action, data, cancelled]() mutable {
+    post_work(doc->strand, r.method, r.id, [this, doc, r, action, version, cancelled]() mutable {
       // A fix for a version the client no longer has would be a wrong edit: return none.
-      if (doc->version != data.value("version", -1)) return reply(r.id, action);
+      if (!version || doc->version != *version) return reply(r.id, action);
       auto snapshot = current_snapshot(*doc, cancelled);
       if (!snapshot) return reply_error(r.id, kRequestCancelled, "cancelled");
       action["edit"] = workspace_edit(snapshot->uri, snapshot->version, fix_all_edits(*snapshot), *caps);
@@ -524,7 +558,7 @@ struct LanguageServer::Impl {
     auto run = [this, scan = std::move(scan), id = r.id](json token) mutable {
       scan.progress_token = std::move(token);
       scan.send = [this](const json& m) { send(m); };
-      asio::post(pool, [this, scan = std::move(scan), id] {
+      post_guarded(pool, "workspace/diagnostic", id, [this, scan = std::move(scan), id] {
         std::optional<json> result = run_workspace_scan(scan);
         if (!result) return reply_error(id, kRequestCancelled, "cancelled");
         reply(id, std::move(*result));
@@ -549,14 +583,6 @@ struct LanguageServer::Impl {
   }
 
   // --- notifications (control strand) ---------------------------------------------------
-
-  void guarded_notification(protocol::Notification& n) {
-    try {
-      on_notification(n);
-    } catch (const std::exception& e) {
-      options.log->error("{} failed: {}", n.method, e.what());
-    }
-  }
 
   void on_notification(protocol::Notification& n) {
     if (n.method == "exit") return finish(exit_status_now());
@@ -607,7 +633,8 @@ struct LanguageServer::Impl {
     doc->newest_version = version;
     documents[uri] = doc;
     auto settings = doc->path ? settings_for(*doc->path) : default_settings();
-    post_work(doc->strand, [this, doc, version, settings, text = td["text"].get<std::string>()]() mutable {
+    post_work(doc->strand, "textDocument/didOpen", nullptr,
+              [this, doc, version, settings, text = td["text"].get<std::string>()]() mutable {
       doc->analysis = std::make_unique<rules::DocumentAnalysis>(std::move(text));
       doc->version = version;
       doc->settings = settings;
@@ -625,7 +652,7 @@ struct LanguageServer::Impl {
       options.log->warn("{}: version {} after {}: versions must increase; applying the change in arrival order",
                         uri, version, doc->newest_version.load());
     doc->newest_version = version;
-    post_work(doc->strand, [this, doc, version, changes = params["contentChanges"]] {
+    post_work(doc->strand, "textDocument/didChange", nullptr, [this, doc, version, changes = params["contentChanges"]] {
       apply_changes(*doc, changes);
       doc->version = version;
       schedule_analysis(doc);
@@ -655,7 +682,7 @@ struct LanguageServer::Impl {
   void schedule_analysis(const std::shared_ptr<Document>& doc) {
     doc->debounce.expires_after(std::chrono::milliseconds(options.debounce_ms));
     doc->debounce.async_wait([this, doc](const std::error_code& ec) {
-      if (!ec) run_guarded(doc->uri, [&] { analyse(*doc); });
+      if (!ec) run_guarded(doc->uri, nullptr, [&] { analyse(*doc); });
     });
   }
 
@@ -666,7 +693,7 @@ struct LanguageServer::Impl {
     std::shared_ptr<Document> doc = it->second;
     documents.erase(it);
     doc->newest_version = -1;  // cancels a running analysis
-    asio::post(doc->strand, [this, doc] {
+    post_guarded(doc->strand, "textDocument/didClose", nullptr, [this, doc] {
       doc->closed = true;
       doc->debounce.cancel();
       if (!caps->pull_diagnostics) notify("textDocument/publishDiagnostics", {{"uri", doc->uri}, {"diagnostics", json::array()}});
@@ -691,7 +718,7 @@ struct LanguageServer::Impl {
   }
 
   void did_change_folders(const json& params) {
-    if (!params.is_object() || !params.contains("event")) return;
+    if (!params.is_object() || !params.contains("event") || !params["event"].is_object()) return;
     const json& event = params["event"];
     auto paths = [](const json& list) {
       std::vector<fs::path> out;
@@ -711,7 +738,7 @@ struct LanguageServer::Impl {
     ++settings_generation;
     for (const auto& [uri, doc] : documents) {
       auto settings = doc->path ? settings_for(*doc->path) : default_settings();
-      asio::post(doc->strand, [this, doc = doc, settings] {  // clang 14 cannot capture a structured binding
+      post_guarded(doc->strand, "new settings", nullptr, [this, doc = doc, settings] {  // clang 14 cannot capture a structured binding
         if (doc->settings && *doc->settings == *settings) return;
         doc->settings = settings;
         analyse(*doc);

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <string>
 
 #include "lsp_client.h"
@@ -212,6 +214,123 @@ TEST(LspBadInput, OutOfOrderVersionsStillApplyEveryChangeInArrivalOrder) {
   lsp.notify("textDocument/didChange", change_params(kUri, 3, json::array({range_change(10, 26, 10, 35, "")})));
   EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 3)), fresh_codes(kBuggy));
   expect_answers(lsp);
+}
+
+// --- params of the wrong type ---------------------------------------------------------------
+
+// Values of every JSON type, and numbers no int holds.
+const std::vector<json> kWrongTypes = {json("1"), json(nullptr), json::array({1}), json::object({{"a", 1}}),
+                                       json(1.5), json(true), json(-1), json(std::numeric_limits<int64_t>::min()),
+                                       json(std::numeric_limits<uint64_t>::max())};
+
+// `params` with one value (an object member or an array element, at any depth) replaced by
+// each of kWrongTypes in turn.
+std::vector<json> typed_mutations(const json& params) {
+  std::vector<json> out;
+  std::function<void(const json::json_pointer&, const json&)> walk = [&](const json::json_pointer& at, const json& v) {
+    if (!at.empty())
+      for (const json& bad : kWrongTypes) {
+        json m = params;
+        m[at] = bad;
+        out.push_back(std::move(m));
+      }
+    if (v.is_object())
+      for (const auto& [key, item] : v.items()) walk(at / key, item);
+    if (v.is_array())
+      for (std::size_t i = 0; i < v.size(); ++i) walk(at / i, v[i]);
+  };
+  walk(json::json_pointer(), params);
+  return out;
+}
+
+json whole_range() {
+  return {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 11}, {"character", 0}}}};
+}
+
+TEST(LspBadParams, ResolveWithAVersionOfAnyOtherTypeIsInvalidParams) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  lsp.wait_diagnostics(kUri, 1);
+  for (const json& version : kWrongTypes) {
+    if (version == json(-1)) continue;  // an integer: a version the document never had
+    json action = {{"title", "fix all"}, {"kind", "source.fixAll.preflight"}, {"data", {{"uri", kUri}, {"version", version}}}};
+    json r = lsp.request("codeAction/resolve", action);
+    ASSERT_TRUE(r.contains("error")) << version.dump() << " -> " << r.dump();
+    EXPECT_EQ(r["error"]["code"], -32602) << version.dump();
+  }
+  // A version the client was offered still resolves.
+  json ok = lsp.request("codeAction/resolve",
+                        {{"title", "fix all"}, {"kind", "source.fixAll.preflight"}, {"data", {{"uri", kUri}, {"version", 1}}}});
+  EXPECT_TRUE(ok["result"].contains("edit")) << ok.dump();
+}
+
+// Every request the server handles, with each value of valid params replaced by one of each
+// JSON type: each is answered (a result or an error) and the server goes on.
+TEST(LspBadParams, EveryRequestWithAValueOfTheWrongTypeIsAnswered) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities(), {{"initializationOptions", {{"targetGpu", "rtx4090"}}}});
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+  lsp.wait_diagnostics(kUri, 1);
+  const json doc = {{"uri", kUri}};
+  const std::vector<std::pair<std::string, json>> requests = {
+      {"textDocument/hover", {{"textDocument", doc}, {"position", {{"line", 10}, {"character", 20}}}}},
+      {"textDocument/codeAction",
+       {{"textDocument", doc},
+        {"range", whole_range()},
+        {"context", {{"diagnostics", json::array({{{"range", whole_range()}, {"code", "TG001"}, {"message", "m"}}})},
+                     {"only", json::array({"quickfix", "source.fixAll", "refactor"})}}}}},
+      {"textDocument/codeLens", {{"textDocument", doc}}},
+      {"textDocument/diagnostic", {{"textDocument", doc}, {"identifier", "preflight"}, {"previousResultId", "x"}}},
+      {"workspace/executeCommand", {{"command", "preflight.showVramReport"}, {"arguments", json::array({{{"uri", kUri}, {"job", 0}}})}}},
+      {"codeAction/resolve", {{"title", "t"}, {"kind", "source.fixAll.preflight"}, {"data", {{"uri", kUri}, {"version", 1}}}}},
+      {"workspace/diagnostic",
+       {{"identifier", "preflight"}, {"previousResultIds", json::array({{{"uri", kUri}, {"value", "x"}}})}}},
+  };
+  int sent = 0;
+  for (const auto& [method, params] : requests)
+    for (const json& m : typed_mutations(params)) {
+      json r;
+      try {
+        r = lsp.request(method, m);
+      } catch (const std::exception& e) {
+        FAIL() << method << " " << m.dump() << ": " << e.what();
+      }
+      EXPECT_TRUE(r.contains("result") != r.contains("error")) << method << " " << m.dump() << " -> " << r.dump();
+      ++sent;
+    }
+  EXPECT_GT(sent, 300);
+  EXPECT_FALSE(lsp.wait_exit(0).has_value());
+  expect_answers(lsp);
+}
+
+// The same for every notification: none is answered, none stops the server.
+TEST(LspBadParams, EveryNotificationWithAValueOfTheWrongTypeIsSurvived) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::string other = kUri + ".other.py";
+  const std::vector<std::pair<std::string, json>> notifications = {
+      {"textDocument/didOpen", open_params(other, kBuggy)},
+      {"textDocument/didChange",
+       change_params(other, 2, json::array({range_change(10, 26, 10, 26, ".detach()"), {{"text", kBuggy}}}))},
+      {"textDocument/didSave", {{"textDocument", {{"uri", other}}}}},
+      {"textDocument/didClose", {{"textDocument", {{"uri", other}}}}},
+      {"workspace/didChangeConfiguration",
+       {{"settings", {{"preflight", {{"select", {"TG001"}}, {"ignore", json::array()}, {"severity", {{"TG001", "error"}}},
+                                     {"targetGpu", "rtx4090"}}}}}}},
+      {"workspace/didChangeWorkspaceFolders",
+       {{"event", {{"added", json::array({{{"uri", "file:///nonexistent/a"}, {"name", "a"}}})},
+                   {"removed", json::array({{{"uri", "file:///nonexistent/b"}, {"name", "b"}}})}}}}},
+      {"$/cancelRequest", {{"id", 12345}}},
+  };
+  for (const auto& [method, params] : notifications) {
+    for (const json& m : typed_mutations(params)) {
+      lsp.notify("textDocument/didOpen", open_params(other, kBuggy));
+      lsp.notify(method, m);
+    }
+    expect_answers(lsp);
+  }
+  EXPECT_FALSE(lsp.wait_exit(0).has_value());
 }
 
 // --- transport and configuration -----------------------------------------------------------
