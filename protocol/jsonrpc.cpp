@@ -46,6 +46,67 @@ std::optional<std::size_t> content_length(std::string_view headers) {
 
 bool is_valid_id(const json& id) { return id.is_number_integer() || id.is_string(); }
 
+// Builds the document as json::parse does, counting depth as it reads. Past kMaxNesting
+// nothing more is built; the rest of the body is still read, for its syntax and for the
+// message's top-level "id", so the refusal can answer the request it belongs to. No
+// recursive pass (a copy, a dump, a destructor) ever meets a value deeper than the limit:
+// the parser itself is iterative.
+class DepthLimitedSax {
+ public:
+  explicit DepthLimitedSax(json& root) : dom_(root, /*allow_exceptions=*/false) {}
+
+  bool too_deep() const { return too_deep_; }
+  const json& id() const { return id_; }
+
+  bool null() { return scalar(nullptr, [&] { return dom_.null(); }); }
+  bool boolean(bool v) { return scalar(v, [&] { return dom_.boolean(v); }); }
+  bool number_integer(json::number_integer_t v) { return scalar(v, [&] { return dom_.number_integer(v); }); }
+  bool number_unsigned(json::number_unsigned_t v) { return scalar(v, [&] { return dom_.number_unsigned(v); }); }
+  bool number_float(json::number_float_t v, const json::string_t& s) {
+    return scalar(v, [&] { return dom_.number_float(v, s); });
+  }
+  bool string(json::string_t& v) { return scalar(v, [&] { return dom_.string(v); }); }
+  bool binary(json::binary_t& v) { return scalar(nullptr, [&] { return dom_.binary(v); }); }
+
+  bool start_object(std::size_t n) { return open([&] { return dom_.start_object(n); }); }
+  bool end_object() { return close([&] { return dom_.end_object(); }); }
+  bool start_array(std::size_t n) { return open([&] { return dom_.start_array(n); }); }
+  bool end_array() { return close([&] { return dom_.end_array(); }); }
+  bool key(json::string_t& k) {
+    at_id_ = depth_ == 1 && k == "id";
+    return too_deep_ || dom_.key(k);
+  }
+
+  bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
+    return dom_.parse_error(position, token, e);
+  }
+
+ private:
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  std::size_t depth_ = 0;
+  bool too_deep_ = false;
+  bool at_id_ = false;  // the next value is the top-level "id"
+  json id_;
+
+  template <typename Value, typename Build>
+  bool scalar(const Value& v, Build build) {
+    if (at_id_) id_ = v;
+    at_id_ = false;
+    return too_deep_ || build();
+  }
+  template <typename Build>
+  bool open(Build build) {
+    at_id_ = false;
+    if (++depth_ > kMaxNesting) too_deep_ = true;
+    return too_deep_ || build();
+  }
+  template <typename Build>
+  bool close(Build build) {
+    --depth_;
+    return too_deep_ || build();
+  }
+};
+
 }  // namespace
 
 void FrameReader::compact() {
@@ -103,8 +164,15 @@ std::string frame(const json& message) {
 }
 
 Message parse_message(std::string_view body) {
-  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Invalid{nullptr, error_code::kParseError, "malformed JSON"};
+  json doc;
+  DepthLimitedSax sax(doc);
+  if (!json::sax_parse(body, &sax, json::input_format_t::json, /*strict=*/true))
+    return Invalid{nullptr, error_code::kParseError, "malformed JSON"};
+  if (sax.too_deep()) {
+    json id = sax.id();
+    return Invalid{is_valid_id(id) ? id : json(), error_code::kInvalidRequest,
+                   "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels"};
+  }
   if (!doc.is_object()) return Invalid{nullptr, error_code::kInvalidRequest, "a message must be a JSON object"};
   json id = doc.contains("id") ? doc["id"] : json();
   bool has_id = doc.contains("id") && !id.is_null();

@@ -83,6 +83,10 @@ struct Invalid {  // answered with `code` (id null when the body had no usable i
 };
 using Message = std::variant<Request, Notification, Response, Invalid>;
 
+// Bodies nested deeper than this (objects and arrays) are refused while they are parsed
+// (InvalidRequest, under the request's id when it has one), before anything recursive runs.
+inline constexpr std::size_t kMaxNesting = 512;
+
 Message parse_message(std::string_view body);
 
 json make_response(const json& id, json result);

@@ -87,6 +87,30 @@ TEST(ParseMessage, ClassifiesEveryShape) {
   EXPECT_EQ(std::get<Invalid>(parse_message(R"({"id":1,"method":"m","params":3})")).code, error_code::kInvalidRequest);
 }
 
+// `depth` arrays around 1, as the params of a request whose id comes `id_first` or last.
+std::string nested_request(std::size_t depth, bool id_first) {
+  std::string params = "{\"x\":" + std::string(depth - 1, '[') + "1" + std::string(depth - 1, ']') + "}";
+  return id_first ? R"({"jsonrpc":"2.0","id":9,"method":"m","params":)" + params + "}"
+                  : R"({"jsonrpc":"2.0","method":"m","params":)" + params + R"(,"id":"nine"})";
+}
+
+TEST(ParseMessage, NestingPastTheLimitIsRefusedUnderTheRequestsId) {
+  using namespace protocol;
+  // The message object is level 1, params level 2: params may hold kMaxNesting - 1 levels.
+  auto ok = std::get<Request>(parse_message(nested_request(kMaxNesting - 1, true)));
+  EXPECT_EQ(ok.id, 9);
+  auto refused = std::get<Invalid>(parse_message(nested_request(kMaxNesting, true)));
+  EXPECT_EQ(refused.code, error_code::kInvalidRequest);
+  EXPECT_EQ(refused.id, 9);
+  EXPECT_NE(refused.message.find("nested deeper than 512"), std::string::npos);
+  // The id after the deep params is still found; a deep body that is not JSON is a parse error.
+  EXPECT_EQ(std::get<Invalid>(parse_message(nested_request(100'000, false))).id, "nine");
+  std::string broken = nested_request(100'000, true);
+  broken.pop_back();
+  EXPECT_EQ(std::get<Invalid>(parse_message(broken)).code, error_code::kParseError);
+  EXPECT_TRUE(std::get<Invalid>(parse_message(std::string(1'000'000, '['))).id.is_null());
+}
+
 TEST(Frame, InvalidUtf8InStringsIsReplacedNotThrown) {
   json m = {{"message", std::string("bad \xff byte")}};
   std::string framed;

@@ -216,6 +216,41 @@ TEST(LspBadInput, OutOfOrderVersionsStillApplyEveryChangeInArrivalOrder) {
   expect_answers(lsp);
 }
 
+// --- nesting -------------------------------------------------------------------------------
+
+std::string framed(const std::string& body) { return "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body; }
+
+// Params nested `depth` levels deep: objects ({"a":{"a":...}}) or arrays ([[...]]).
+std::string deep_request(int id, std::size_t depth, bool objects) {
+  std::string open = objects ? "{\"a\":" : "[", close = objects ? "}" : "]";
+  std::string params;
+  params.reserve(depth * (open.size() + close.size()) + 8);
+  for (std::size_t i = 0; i < depth; ++i) params += open;
+  params += "1";
+  for (std::size_t i = 0; i < depth; ++i) params += close;
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"textDocument/hover","params":{"x":)" + params + "}}";
+}
+
+TEST(LspBadInput, ParamsNestedHundredsOfThousandsDeepAreRefusedBeforeAndAfterInitialize) {
+  auto lsp = start();
+  // Before initialize: nothing recursive may run on such a body.
+  lsp.send_raw(framed(deep_request(101, 60'000, true)));
+  lsp.send_raw(framed(deep_request(102, 300'000, false)));
+  for (int id : {101, 102}) {
+    json r = lsp.wait_response(id, 30000);
+    EXPECT_EQ(r["error"]["code"], -32600) << r.dump().substr(0, 300);
+  }
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.send_raw(framed(deep_request(103, 100'000, true)));
+  EXPECT_EQ(lsp.wait_response(103, 30000)["error"]["code"], -32600);
+  // A notification has no id to answer under: the refusal goes out with id null.
+  std::string note = deep_request(0, 300'000, false);
+  note.replace(note.find(R"("id":0,)"), 7, "");
+  lsp.send_raw(framed(note));
+  EXPECT_EQ(lsp.wait_response(nullptr, 30000)["error"]["code"], -32600);
+  expect_answers(lsp);
+}
+
 // --- params of the wrong type ---------------------------------------------------------------
 
 // Values of every JSON type, and numbers no int holds.
