@@ -8,9 +8,9 @@ namespace preflight::protocol {
 
 namespace {
 
-constexpr std::string_view kHeaderEnd = "\r\n\r\n";
-// A header block longer than this without its terminator is not LSP: drop it.
+// A header block longer than this (with its blank line) is not LSP: it is refused.
 constexpr std::size_t kMaxHeader = 64 * 1024;
+constexpr std::string_view kLengthName = "content-length:";
 
 bool iequals_prefix(std::string_view line, std::string_view prefix) {
   if (line.size() < prefix.size()) return false;
@@ -19,29 +19,32 @@ bool iequals_prefix(std::string_view line, std::string_view prefix) {
   return true;
 }
 
+// Where "Content-Length:" (any case) first starts in `s`, or npos.
+std::size_t find_length_name(std::string_view s) {
+  for (std::size_t i = 0; i + kLengthName.size() <= s.size(); ++i)
+    if ((s[i] == 'c' || s[i] == 'C') && iequals_prefix(s.substr(i), kLengthName)) return i;
+  return std::string_view::npos;
+}
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
 }
 
-// The Content-Length of a header block, or nullopt when it has none or it is not a number.
-std::optional<std::size_t> content_length(std::string_view headers) {
-  constexpr std::string_view kName = "content-length:";
-  while (!headers.empty()) {
-    std::size_t eol = headers.find("\r\n");
-    std::string_view line = headers.substr(0, eol);
-    if (iequals_prefix(line, kName)) {
-      std::string_view value = trim(line.substr(kName.size()));
-      std::size_t n = 0;
-      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || ptr != value.data() + value.size()) return std::nullopt;
-      return n;
-    }
-    if (eol == std::string_view::npos) break;
-    headers.remove_prefix(eol + 2);
-  }
-  return std::nullopt;
+// A character of an HTTP field name (RFC 9110 token).
+bool is_token_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// The value of a Content-Length header, or nullopt when it is not a decimal number (a sign,
+// a fraction, trailing text, more digits than a size holds).
+std::optional<std::size_t> parse_length(std::string_view value) {
+  value = trim(value);
+  std::size_t n = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) return std::nullopt;
+  return n;
 }
 
 bool is_valid_id(const json& id) { return id.is_number_integer() || id.is_string(); }
@@ -116,42 +119,105 @@ void FrameReader::compact() {
   }
 }
 
-std::optional<FrameReader::Frame> FrameReader::next() {
-  if (skip_ > 0) {
-    std::size_t n = std::min(skip_, pending());
-    consumed_ += n;
-    skip_ -= n;
-    compact();
-    if (skip_ > 0) return std::nullopt;
-  }
-  std::string_view rest(buffer_.data() + consumed_, pending());
-  std::size_t header_end = rest.find(kHeaderEnd);
-  if (header_end == std::string_view::npos) {
-    if (rest.size() > kMaxHeader) {
-      consumed_ = buffer_.size();
-      compact();
-      return Frame{"", "header block longer than 64 KiB without a blank line; discarded"};
-    }
-    return std::nullopt;
-  }
-  std::optional<std::size_t> length = content_length(rest.substr(0, header_end));
-  std::size_t body_start = header_end + kHeaderEnd.size();
-  if (!length) {
-    consumed_ += body_start;
-    compact();
-    return Frame{"", "header block without a valid Content-Length"};
-  }
-  if (*length > kMaxBody) {
-    consumed_ += body_start;
-    skip_ = *length;
-    compact();
-    return Frame{"", "message of " + std::to_string(*length) + " bytes exceeds the 256 MiB limit"};
-  }
-  if (rest.size() - body_start < *length) return std::nullopt;
-  Frame frame{std::string(rest.substr(body_start, *length)), ""};
-  consumed_ += body_start + *length;
+std::optional<FrameReader::Frame> FrameReader::refuse(std::size_t resume_at, std::string error) {
+  consumed_ += resume_at;
+  resync_ = true;
+  scan_ = {};
   compact();
-  return frame;
+  return Frame{"", std::move(error)};
+}
+
+// Every decision below rests on the bytes alone, never on how they were split into reads:
+// a header block is taken once it is whole, and a bad one is refused as soon as the bytes
+// that make it bad have arrived.
+std::optional<FrameReader::Frame> FrameReader::next() {
+  for (;;) {
+    std::string_view rest(buffer_.data() + consumed_, pending());
+    if (resync_) {
+      // Out of step: what comes before the next "Content-Length:" is dropped unread.
+      std::size_t at = find_length_name(rest);
+      if (at == std::string_view::npos) {
+        consumed_ += rest.size() - std::min(rest.size(), kLengthName.size() - 1);  // keep a split name
+        compact();
+        return std::nullopt;
+      }
+      consumed_ += at;
+      resync_ = false;
+      continue;
+    }
+    // Line ends between messages are skipped.
+    std::size_t start = rest.find_first_not_of("\r\n");
+    if (start == std::string_view::npos) {
+      consumed_ += rest.size();
+      compact();
+      return std::nullopt;
+    }
+    consumed_ += start;
+    rest.remove_prefix(start);
+
+    // The header block: `Name: value` lines, each ending in LF (CRLF or LF alone: the block
+    // ends at the first empty line either way, so LF-only ends are unambiguous).
+    // How far it was read is kept (scan_), so a block that arrives a byte at a time is read
+    // once, not once a byte.
+    std::string_view head = rest.substr(0, kMaxHeader);
+    auto incomplete = [&]() -> std::optional<Frame> {
+      if (rest.size() >= kMaxHeader) return refuse(1, "header block longer than 64 KiB; skipped to the next Content-Length");
+      return std::nullopt;
+    };
+    std::size_t block_end = 0;
+    for (;;) {
+      const std::size_t line = scan_.line;
+      if (!scan_.in_value) {
+        if (scan_.pos == line) {  // an empty line ends the block
+          if (line >= head.size()) return incomplete();
+          if (head[line] == '\n') {
+            block_end = line + 1;
+            break;
+          }
+          if (head[line] == '\r') {
+            if (line + 1 >= head.size()) return incomplete();
+            if (head[line + 1] == '\n') {
+              block_end = line + 2;
+              break;
+            }
+          }
+        }
+        while (scan_.pos < head.size() && is_token_char(head[scan_.pos])) ++scan_.pos;
+        if (scan_.pos >= head.size()) return incomplete();
+        if (head[scan_.pos] != ':' || scan_.pos == line)
+          return refuse(line + 1, "not a header line; skipped to the next Content-Length");
+        scan_.in_value = true;
+      }
+      std::size_t eol = head.find('\n', scan_.pos);
+      if (eol == std::string_view::npos) {
+        scan_.pos = head.size();
+        return incomplete();
+      }
+      if (!scan_.has_length && iequals_prefix(head.substr(line), kLengthName)) {
+        scan_.has_length = true;
+        scan_.length_begin = line + kLengthName.size();
+        scan_.length_end = eol;
+      }
+      scan_.line = scan_.pos = eol + 1;
+      scan_.in_value = false;
+    }
+    std::optional<std::string_view> length_value;
+    if (scan_.has_length) length_value = head.substr(scan_.length_begin, scan_.length_end - scan_.length_begin);
+    if (!length_value) return refuse(block_end, "header block without a Content-Length; skipped to the next Content-Length");
+    std::optional<std::size_t> length = parse_length(*length_value);
+    if (!length)
+      return refuse(block_end, "Content-Length `" + std::string(trim(length_value->substr(0, 40))) +
+                                   "` is not a length; skipped to the next Content-Length");
+    if (*length > kMaxBody)
+      return refuse(block_end, "message of " + std::to_string(*length) +
+                                   " bytes exceeds the 256 MiB limit; skipped to the next Content-Length");
+    if (rest.size() - block_end < *length) return std::nullopt;
+    Frame frame{std::string(rest.substr(block_end, *length)), ""};
+    consumed_ += block_end + *length;
+    scan_ = {};
+    compact();
+    return frame;
+  }
 }
 
 std::string dump(const json& message) {

@@ -29,9 +29,12 @@ inline constexpr int kContentModified = -32801;
 inline constexpr int kRequestCancelled = -32800;
 }  // namespace error_code
 
-// Splits a byte stream into message bodies. Headers and bodies may arrive in any pieces.
-// A header block without a usable Content-Length is a framing error: it is reported once and
-// skipped, and reading resumes at the next header block.
+// Splits a byte stream into message bodies. Headers and bodies may arrive in any pieces;
+// the frames never depend on how the stream was split. Header lines may end in CRLF or LF.
+// A bad header block (no Content-Length, a length that is not a number or exceeds kMaxBody,
+// a line that is no header, 64 KiB without a blank line) is a framing error: it is reported
+// once, nothing after it is taken as a body, and reading resumes at the next
+// "Content-Length:" in the stream.
 class FrameReader {
  public:
   struct Frame {
@@ -45,15 +48,23 @@ class FrameReader {
   // Bytes received but not yet part of a complete frame.
   std::size_t pending() const { return buffer_.size() - consumed_; }
 
-  // Bodies larger than this are refused (the server answers and skips them) so a garbage
-  // length cannot make it allocate without bound.
+  // Bodies larger than this are refused (the server answers, then looks for the next
+  // header) so a garbage length cannot make it allocate, or wait, without bound.
   static constexpr std::size_t kMaxBody = 256u * 1024u * 1024u;
 
  private:
   std::string buffer_;
   std::size_t consumed_ = 0;
-  std::size_t skip_ = 0;  // body bytes still to discard after a refused frame
+  bool resync_ = false;  // after a bad header: looking for the next "Content-Length:"
+  struct HeaderScan {  // how far the header block at consumed_ was read
+    std::size_t line = 0;  // the start of the line being read
+    std::size_t pos = 0;   // the next byte to read in it
+    bool in_value = false;  // past the line's colon
+    bool has_length = false;
+    std::size_t length_begin = 0, length_end = 0;  // the first Content-Length's value
+  } scan_;
   void compact();
+  std::optional<Frame> refuse(std::size_t resume_at, std::string error);
 };
 
 // `Content-Length: N\r\n\r\n` + the serialised message. Invalid UTF-8 in strings is replaced

@@ -51,15 +51,38 @@ TEST(FrameReader, MissingLengthIsReportedAndReadingResumes) {
   EXPECT_EQ(good->body, "{}");
 }
 
-TEST(FrameReader, OversizeBodyIsSkippedNotBuffered) {
+// Every frame of `stream` (a body, or "error: ..."), fed whole or one byte at a time.
+std::vector<std::string> frames_of(const std::string& stream, bool bytewise) {
   FrameReader reader;
-  reader.feed("Content-Length: 999999999999\r\n\r\n");
+  std::vector<std::string> out;
+  auto drain = [&] {
+    while (auto f = reader.next()) out.push_back(f->error.empty() ? f->body : "error: " + f->error);
+  };
+  if (bytewise) {
+    for (char c : stream) {
+      reader.feed(std::string_view(&c, 1));
+      drain();
+    }
+  } else {
+    reader.feed(stream);
+    drain();
+  }
+  return out;
+}
+
+TEST(FrameReader, OversizeLengthIsRefusedWithoutSwallowingWhatFollows) {
+  FrameReader reader;
+  reader.feed("Content-Length: 9223372036854775808\r\n\r\n");
   auto bad = reader.next();
   ASSERT_TRUE(bad);
   EXPECT_NE(bad->error.find("limit"), std::string::npos);
-  reader.feed(std::string(1000, 'x'));
+  reader.feed(std::string(100'000, 'x'));
   EXPECT_FALSE(reader.next());
-  EXPECT_EQ(reader.pending(), 0u);
+  EXPECT_LT(reader.pending(), 16u);  // garbage is dropped, not buffered
+  reader.feed(protocol::frame(json::object()));
+  auto good = reader.next();
+  ASSERT_TRUE(good);
+  EXPECT_EQ(good->body, "{}");
 }
 
 TEST(FrameReader, NonNumericLengthIsAFramingError) {
@@ -68,6 +91,30 @@ TEST(FrameReader, NonNumericLengthIsAFramingError) {
   auto bad = reader.next();
   ASSERT_TRUE(bad);
   EXPECT_FALSE(bad->error.empty());
+}
+
+TEST(FrameReader, EachBadHeaderIsOneErrorAndTheNextFrameIsRead) {
+  const std::string good = protocol::frame({{"n", 1}});
+  const std::string body = R"({"jsonrpc":"2.0","method":"x"})";
+  for (const std::string& bad :
+       {"X-Nothing: 1\r\n\r\n" + body, "Content-Length: -5\r\n\r\n" + body, "Content-Length: abc\r\n\r\n" + body,
+        "Content-Length: 99999999999999999999999\r\n\r\n" + body, "Content-Length: 268435457\r\n\r\n" + body,
+        std::string("hello there\r\n"), body, "Content-Length: 5 5\r\n\r\n" + body, std::string(70'000, 'a')}) {
+    for (bool bytewise : {false, true}) {
+      std::vector<std::string> frames = frames_of(bad + good + good, bytewise);
+      ASSERT_EQ(frames.size(), 3u) << bad.substr(0, 40);
+      EXPECT_TRUE(frames[0].starts_with("error: ")) << frames[0];
+      EXPECT_EQ(frames[1], R"({"n":1})");
+      EXPECT_EQ(frames[2], R"({"n":1})");
+    }
+  }
+}
+
+TEST(FrameReader, LfOnlyLineEndsAndLineEndsBetweenFramesAreAccepted) {
+  const std::string body = R"({"a":1})";
+  std::string stream = "Content-Length: 7\n\n" + body + "\r\n" + "Content-Type: x\nContent-Length: 7\r\n\n" + body + "\n";
+  for (bool bytewise : {false, true})
+    EXPECT_EQ(frames_of(stream, bytewise), (std::vector<std::string>{body, body}));
 }
 
 TEST(ParseMessage, ClassifiesEveryShape) {

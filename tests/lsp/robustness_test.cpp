@@ -251,6 +251,51 @@ TEST(LspBadInput, ParamsNestedHundredsOfThousandsDeepAreRefusedBeforeAndAfterIni
   expect_answers(lsp);
 }
 
+// --- framing -------------------------------------------------------------------------------
+
+// After each kind of bad header, the stream is back in step: 20 valid requests that follow
+// are all answered.
+TEST(LspFraming, TwentyRequestsAfterEachBadHeaderAreAllAnswered) {
+  auto lsp = start();
+  lsp.initialize(testing::eglot_capabilities());
+  const json hover = {{"textDocument", {{"uri", "file:///not/open.py"}}}, {"position", {{"line", 0}, {"character", 0}}}};
+  // Each bad header carries a request of its own, id "bad-<i>".
+  const std::vector<std::pair<std::string, std::function<std::string(const std::string&)>>> bad = {
+      {"no Content-Length", [](const std::string& b) { return "X-Nothing: 1\r\n\r\n" + b; }},
+      {"a negative length", [](const std::string& b) { return "Content-Length: -5\r\n\r\n" + b; }},
+      {"a length that is not a number", [](const std::string& b) { return "Content-Length: abc\r\n\r\n" + b; }},
+      {"a length no integer holds",
+       [](const std::string& b) { return "Content-Length: 99999999999999999999999\r\n\r\n" + b; }},
+      {"a length of 2^63", [](const std::string& b) { return "Content-Length: 9223372036854775808\r\n\r\n" + b; }},
+      {"a length just over the cap", [](const std::string& b) { return "Content-Length: 268435457\r\n\r\n" + b; }},
+      {"LF-only line ends", [](const std::string& b) { return "Content-Length: " + std::to_string(b.size()) + "\n\n" + b; }},
+      {"a line that is no header", [](const std::string&) { return std::string("hello there\r\n"); }},
+      {"a body without a header", [](const std::string& b) { return b; }},
+      {"a length too short", [](const std::string& b) { return "Content-Length: 10\r\n\r\n" + b; }},
+      {"a header with no blank line",
+       [](const std::string& b) { return "Content-Length: " + std::to_string(b.size()) + "\r\n" + b; }},
+  };
+  for (std::size_t k = 0; k < bad.size(); ++k) {
+    const auto& [what, bytes] = bad[k];
+    lsp.send_raw(bytes(protocol::dump(protocol::make_request("bad-" + std::to_string(k), "textDocument/hover", hover))));
+    std::vector<int> ids;
+    for (int i = 0; i < 20; ++i) ids.push_back(lsp.send_request("textDocument/hover", hover));
+    int answered = 0, timeout_ms = 10000;
+    for (int id : ids) {
+      try {
+        json r = lsp.wait_response(id, timeout_ms);
+        if (r.contains("result")) ++answered;
+      } catch (const std::exception&) {
+        timeout_ms = 100;  // out of step: the rest will not come either
+      }
+    }
+    EXPECT_EQ(answered, 20) << "after " << what;
+    if (what == "LF-only line ends")  // unambiguous: that request was read and answered too
+      EXPECT_TRUE(lsp.wait_response("bad-" + std::to_string(k), 1000).contains("result"));
+  }
+  EXPECT_FALSE(lsp.wait_exit(0).has_value());
+}
+
 // --- params of the wrong type ---------------------------------------------------------------
 
 // Values of every JSON type, and numbers no int holds.
