@@ -110,6 +110,60 @@ class DepthLimitedSax {
   }
 };
 
+// The value of the four hex digits at s[i], or nullopt.
+std::optional<unsigned> hex4(std::string_view s, std::size_t i) {
+  if (i + 4 > s.size()) return std::nullopt;
+  unsigned v = 0;
+  auto [ptr, ec] = std::from_chars(s.data() + i, s.data() + i + 4, v, 16);
+  if (ec != std::errc() || ptr != s.data() + i + 4) return std::nullopt;
+  return v;
+}
+
+// `body` with every unpaired surrogate escape inside a string ("\ud800" not followed by a low
+// one, a "\udc00" on its own) replaced by "\ufffd", or nullopt when it has none. JSON allows
+// them (RFC 8259 §8.2) and JSON.stringify writes them; nlohmann refuses them.
+std::optional<std::string> replace_lone_surrogates(std::string_view body) {
+  std::string out;
+  std::size_t copied = 0;  // body[0, copied) is in `out`
+  bool replaced = false;
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (!in_string) {
+      in_string = c == '"';
+      continue;
+    }
+    if (c == '"') {
+      in_string = false;
+      continue;
+    }
+    if (c != '\\' || i + 1 >= body.size()) continue;
+    if (body[i + 1] != 'u') {
+      ++i;  // a two-character escape: \" does not end the string
+      continue;
+    }
+    std::optional<unsigned> unit = hex4(body, i + 2);
+    if (!unit) continue;
+    if (*unit >= 0xD800 && *unit <= 0xDBFF && body.substr(i + 6, 2) == "\\u") {  // hex4 saw i + 6 <= size
+      std::optional<unsigned> low = hex4(body, i + 8);
+      if (low && *low >= 0xDC00 && *low <= 0xDFFF) {
+        i += 11;  // a pair
+        continue;
+      }
+    }
+    if (*unit >= 0xD800 && *unit <= 0xDFFF) {
+      out.append(body.substr(copied, i - copied));
+      out.append("\\ufffd");
+      copied = i + 6;
+      replaced = true;
+    }
+    i += 5;
+  }
+  if (!replaced) return std::nullopt;
+  out.append(body.substr(copied));
+  return out;
+}
+
 }  // namespace
 
 void FrameReader::compact() {
@@ -232,8 +286,12 @@ std::string frame(const json& message) {
 Message parse_message(std::string_view body) {
   json doc;
   DepthLimitedSax sax(doc);
-  if (!json::sax_parse(body, &sax, json::input_format_t::json, /*strict=*/true))
-    return Invalid{nullptr, error_code::kParseError, "malformed JSON"};
+  if (!json::sax_parse(body, &sax, json::input_format_t::json, /*strict=*/true)) {
+    // Lone surrogate escapes are valid JSON that nlohmann refuses: read them as U+FFFD.
+    std::optional<std::string> repaired = replace_lone_surrogates(body);
+    if (!repaired) return Invalid{nullptr, error_code::kParseError, "malformed JSON"};
+    return parse_message(*repaired);
+  }
   if (sax.too_deep()) {
     json id = sax.id();
     return Invalid{is_valid_id(id) ? id : json(), error_code::kInvalidRequest,

@@ -158,6 +158,22 @@ TEST(ParseMessage, NestingPastTheLimitIsRefusedUnderTheRequestsId) {
   EXPECT_TRUE(std::get<Invalid>(parse_message(std::string(1'000'000, '['))).id.is_null());
 }
 
+TEST(ParseMessage, LoneSurrogateEscapesAreReadAsReplacementCharacters) {
+  using namespace protocol;
+  auto text_of = [](std::string_view escaped) {
+    std::string body = R"({"jsonrpc":"2.0","method":"m","params":{"text":")" + std::string(escaped) + R"("}})";
+    auto note = std::get<Notification>(parse_message(body));
+    return note.params["text"].get<std::string>();
+  };
+  EXPECT_EQ(text_of(R"(a\ud800b)"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(text_of(R"(\uDC00)"), "\xEF\xBF\xBD");
+  EXPECT_EQ(text_of(R"(\ud800\ud83d\ude00)"), "\xEF\xBF\xBD\xF0\x9F\x98\x80");  // a lone one, then a pair
+  EXPECT_EQ(text_of(R"(\ud800\u0041)"), "\xEF\xBF\xBD" "A");
+  EXPECT_EQ(text_of(R"(\\ud800 \" \ud800)"), "\\ud800 \" \xEF\xBF\xBD");  // an escaped backslash is no escape
+  // Outside strings nothing is repaired: still a parse error.
+  EXPECT_EQ(std::get<Invalid>(parse_message(R"({"a":\ud800})")).code, error_code::kParseError);
+}
+
 TEST(Frame, InvalidUtf8InStringsIsReplacedNotThrown) {
   json m = {{"message", std::string("bad \xff byte")}};
   std::string framed;

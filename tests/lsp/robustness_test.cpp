@@ -296,6 +296,27 @@ TEST(LspFraming, TwentyRequestsAfterEachBadHeaderAreAllAnswered) {
   EXPECT_FALSE(lsp.wait_exit(0).has_value());
 }
 
+// --- text ----------------------------------------------------------------------------------
+
+// JSON.stringify writes a lone surrogate of a JavaScript string as an escape ("\ud800"):
+// the document opens with U+FFFD in its place and gets its diagnostics.
+TEST(LspBadInput, ALoneSurrogateEscapeOpensTheDocumentWithAReplacementCharacter) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::string marker = "@LONE@";
+  std::string body = protocol::dump(protocol::make_notification(
+      "textDocument/didOpen", open_params(kUri, kBuggy + "# high " + marker + "1 low " + marker + "2 pair " + marker + "3\n")));
+  body.replace(body.find(marker + "1"), marker.size() + 1, "\\ud800");
+  body.replace(body.find(marker + "2"), marker.size() + 1, "\\uDC00x");
+  body.replace(body.find(marker + "3"), marker.size() + 1, "\\ud83d\\ude00");
+  lsp.send_raw("Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  std::string expected = kBuggy + "# high \xEF\xBF\xBD low \xEF\xBF\xBDx pair \xF0\x9F\x98\x80\n";
+  json d = lsp.wait_diagnostics(kUri, 1);
+  EXPECT_EQ(codes_of(d), fresh_codes(expected));
+  EXPECT_FALSE(d.empty());
+  expect_answers(lsp);
+}
+
 // --- params of the wrong type ---------------------------------------------------------------
 
 // Values of every JSON type, and numbers no int holds.
