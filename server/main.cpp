@@ -43,7 +43,7 @@ bool stdout_wants_color() {
 int run_check_here(const server::CheckArgs& args) {
   std::error_code ec;
   server::CheckIo io{std::cout, std::cerr, stdout_wants_color(), std::filesystem::current_path(ec)};
-  auto budget = std::chrono::milliseconds(static_cast<long long>(args.file_timeout_s * 1000));
+  auto budget = server::file_timeout_budget(args.file_timeout_s);
   auto checker = [budget](std::string_view text, const preflight::rules::CheckOptions& options) {
     return server::check_within(text, options, budget);
   };

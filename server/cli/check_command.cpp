@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <iterator>
 #include <memory>
 
@@ -198,7 +200,20 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
   cmd->add_option("--file-timeout", a.file_timeout_s,
                   "Seconds of analysis one file may take before it is reported as too complex "
                   "(default 30; 0: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // Before CLI11 converts it: "nan" and "inf" are doubles to it, and NaN passes
+            // a range check.
+            double v = 0;
+            const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
+            auto [end, ec] = std::from_chars(begin, text.data() + text.size(), v);
+            if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0 ||
+                v > kMaxFileTimeoutSeconds)
+              return "must be a number of seconds from 0 to " + std::to_string(int64_t(kMaxFileTimeoutSeconds)) +
+                     " (0: no limit), not '" + text + "'";
+            return "";
+          },
+          "SECONDS"));
   cmd->add_flag("--no-color", a.no_color, "Plain terminal output");
   cmd->add_flag("-q,--quiet", a.quiet, "Omit source snippets");
   return cmd;

@@ -3,6 +3,9 @@
 // goes to the streams in CheckIo, so tests can run it in-process with a fake engine.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -23,6 +26,16 @@ namespace preflight::server {
 inline constexpr int kExitClean = 0;     // nothing at or above the gate
 inline constexpr int kExitFindings = 1;  // findings at or above the gate, or a file failure
 inline constexpr int kExitUsage = 2;     // bad invocation: flag value, missing path
+
+// --file-timeout's largest value (about 11.6 days): any budget up to it fits the clock.
+inline constexpr double kMaxFileTimeoutSeconds = 1e6;
+
+// --file-timeout as a budget: 0 is none; any other value is at least 1 ms (a positive
+// timeout below a millisecond must not round to "no limit").
+inline std::chrono::milliseconds file_timeout_budget(double seconds) {
+  if (!(seconds > 0)) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(std::min(seconds, kMaxFileTimeoutSeconds) * 1000)));
+}
 
 // The flags as typed; validated by run_check.
 struct CheckArgs {

@@ -57,8 +57,9 @@ bool numeric_flags(const EstimateArgs& a, est::JobSpec& job, std::ostream& err) 
   set_if(a.prompt_len, "--prompt-len", job.prompt_len);
   set_if(a.beams, "--beams", job.beams);
   if (a.frozen_fraction) {
-    if (*a.frozen_fraction < 0 || *a.frozen_fraction > 1) {
-      err << "preflight: --frozen-fraction must be within 0..1\n";
+    // Written so that NaN fails it too (CLI11 reads "nan" and "inf" as doubles).
+    if (!(*a.frozen_fraction >= 0 && *a.frozen_fraction <= 1)) {
+      err << "preflight: --frozen-fraction must be a number within 0..1, not " << *a.frozen_fraction << "\n";
       return false;
     }
     job.frozen_fraction.set(*a.frozen_fraction, Source::flag("--frozen-fraction"));

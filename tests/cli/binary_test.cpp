@@ -98,6 +98,41 @@ TEST(Binary, UnknownFlagAndBadValuesExitTwo) {
   EXPECT_EQ(run_preflight({"--bogus"}).code, 2);
 }
 
+// A number that is not one (nan, inf) or is outside the flag's range is refused with a
+// message naming the flag; CLI11 reads "nan" and "inf" as doubles, and NaN fails every
+// comparison, so a bare range check lets it through.
+TEST(Binary, NanInfiniteAndOutOfRangeNumbersAreRefusedWithAMessage) {
+  TempDir dir;
+  dir.write("a.py", "import torch\n");
+  for (const char* v : {"nan", "NaN", "inf", "-inf", "-0.5", "1.5", "1e400"}) {
+    RunResult r = run_preflight({"estimate", "--model", "gpt2", "--gpu", "t4", "--frozen-fraction", v});
+    EXPECT_EQ(r.code, 2) << v << "\n" << r.out;
+    EXPECT_NE(r.err.find("--frozen-fraction must be a number within 0..1"), std::string::npos) << v << ": " << r.err;
+    EXPECT_EQ(r.out, "") << v;
+  }
+  for (const char* v : {"nan", "inf", "-inf", "-1", "1e308", "1e400", "soon"}) {
+    RunResult r = run_preflight({"check", "--file-timeout", v, "a.py"}, dir.path().string());
+    EXPECT_EQ(r.code, 2) << v << "\n" << r.out;
+    EXPECT_NE(r.err.find("--file-timeout"), std::string::npos) << v << ": " << r.err;
+    EXPECT_EQ(r.err.find("17976931348623157"), std::string::npos) << v << ": " << r.err;  // no DBL_MAX in the message
+  }
+  EXPECT_EQ(run_preflight({"estimate", "--model", "gpt2", "--gpu", "t4", "--frozen-fraction", "0.5"}).code, 0);
+  EXPECT_EQ(run_preflight({"check", "--file-timeout", "0", "a.py"}, dir.path().string()).code, 0);
+}
+
+// A positive --file-timeout below a millisecond is a budget of 1 ms, not none.
+TEST(Binary, ATinyFileTimeoutIsABudgetNotNone) {
+  TempDir dir;
+  std::string big = "import torch\n";
+  for (int i = 0; i < 5000; ++i)
+    big += "def fit_" + std::to_string(i) + "(net, loader, optimizer):\n    for xb, yb in loader:\n"
+           "        net(xb).sum().backward()\n        optimizer.step()\n";
+  dir.write("big.py", big);
+  RunResult r = run_preflight({"check", "--format", "json", "--file-timeout", "1e-9", "big.py"}, dir.path().string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("ran past its time budget of 1 ms"), std::string::npos) << r.out;
+}
+
 TEST(Binary, RulesListsEveryRegisteredRule) {
   RunResult r = run_preflight({"rules"});
   EXPECT_EQ(r.code, 0);
