@@ -93,6 +93,12 @@ json finding_to_diagnostic(const analysis::Finding& f, std::size_t index, const 
   return d;
 }
 
+json not_analysed_diagnostic(const std::string& reason) {
+  json start = {{"line", 0}, {"character", 0}};
+  return {{"range", {{"start", start}, {"end", start}}}, {"severity", 3}, {"source", "preflight"},
+          {"message", "preflight did not analyse this file: " + reason}};
+}
+
 json diagnostics_for(const rules::CheckResult& result, const DiagnosticContext& ctx) {
   json out = json::array();
   if (result.status == rules::FileStatus::NotText || result.status == rules::FileStatus::TooComplex) {

@@ -55,6 +55,9 @@ struct DiagnosticContext {
 // diagnostic at the top when the file was not analysed (not text) or too deep to analyse.
 json diagnostics_for(const rules::CheckResult& result, const DiagnosticContext& ctx);
 
+// The one information diagnostic of a file that was not analysed, at its start.
+json not_analysed_diagnostic(const std::string& reason);
+
 json finding_to_diagnostic(const analysis::Finding& f, std::size_t index, const DiagnosticContext& ctx);
 
 // The file name of a file:// URI (for display), or the URI itself.

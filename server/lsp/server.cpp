@@ -443,7 +443,10 @@ struct LanguageServer::Impl {
     std::string uri = require_uri(r.params);
     auto it = documents.find(uri);
     if (it == documents.end()) {
-      auto snapshot = r.method == "textDocument/diagnostic" ? snapshot_from_disk(uri) : nullptr;
+      std::string not_read;
+      auto snapshot = r.method == "textDocument/diagnostic" ? snapshot_from_disk(uri, not_read) : nullptr;
+      if (!not_read.empty())
+        return reply(r.id, {{"kind", "full"}, {"items", json::array({not_analysed_diagnostic(not_read)})}});
       if (!snapshot) return reply(r.id, r.method == "textDocument/codeAction" ? json::array() : json(nullptr));
       return (this->*handler)(r, snapshot);
     }
@@ -458,14 +461,22 @@ struct LanguageServer::Impl {
     });
   }
 
-  std::shared_ptr<const Snapshot> snapshot_from_disk(const std::string& uri) {
+  // The snapshot of an unopened file, read from disk. A file that exists but cannot be read
+  // (unreadable, over the size cap) gives no snapshot and the reason in `not_read`.
+  std::shared_ptr<const Snapshot> snapshot_from_disk(const std::string& uri, std::string& not_read) {
     auto path = uri_to_path(uri);
     if (!path) return nullptr;
-    auto text = read_document_file(*path);
-    if (!text) return nullptr;
+    std::error_code ec;
+    if (!fs::exists(*path, ec)) return nullptr;
+    server::ReadResult read = read_document_file(*path);
+    if (!read.text) {
+      options.log->warn("{}: not analysed: {}", uri, read.error);
+      not_read = read.error;
+      return nullptr;
+    }
     auto settings = settings_for(*path);
-    rules::CheckResult result = server::check_within(*text, settings->options, options.analysis_budget);
-    return std::make_shared<Snapshot>(uri, 0, std::move(*text), caps->encoding, std::move(result), settings, *caps);
+    rules::CheckResult result = server::check_within(*read.text, settings->options, options.analysis_budget);
+    return std::make_shared<Snapshot>(uri, 0, std::move(*read.text), caps->encoding, std::move(result), settings, *caps);
   }
 
   void pull_diagnostics(const protocol::Request& r, const std::shared_ptr<const Snapshot>& snapshot) {
@@ -553,6 +564,9 @@ struct LanguageServer::Impl {
     scan.workspace_settings = workspace_settings;
     scan.caps = caps;
     scan.cancelled = [cancelled, this] { return cancelled->load() || stopping.load(); };
+    scan.not_read = [log = options.log](const std::string& uri, const std::string& why) {
+      log->warn("workspace scan: {}: not analysed: {}", uri, why);
+    };
     scan.partial_token = r.params.is_object() ? r.params.value("partialResultToken", json()) : json();
     json progress_token = r.params.is_object() ? r.params.value("workDoneToken", json()) : json();
     auto run = [this, scan = std::move(scan), id = r.id](json token) mutable {

@@ -67,11 +67,14 @@ std::vector<server::SourceFile> files_of(const fs::path& folder, SettingsCache& 
 json report_for(const WorkspaceScan& scan, const server::SourceFile& file, SettingsCache& settings) {
   fs::path path = fs::absolute(file.location).lexically_normal();
   std::string uri = path_to_uri(path);
-  std::optional<std::string> text = read_document_file(path);
-  if (!text) return nullptr;
+  server::ReadResult read = read_document_file(path);
+  if (!read.text) {
+    if (scan.not_read) scan.not_read(uri, read.error);
+    return {{"uri", uri}, {"version", nullptr}, {"kind", "full"}, {"items", json::array({not_analysed_diagnostic(read.error)})}};
+  }
   auto effective = settings.for_dir(path.parent_path());
-  rules::CheckResult result = server::check_within(*text, effective->options, scan.file_budget);
-  Snapshot snapshot(uri, 0, std::move(*text), scan.caps->encoding, std::move(result), effective, *scan.caps);
+  rules::CheckResult result = server::check_within(*read.text, effective->options, scan.file_budget);
+  Snapshot snapshot(uri, 0, std::move(*read.text), scan.caps->encoding, std::move(result), effective, *scan.caps);
   auto previous = scan.previous.find(uri);
   if (previous != scan.previous.end() && previous->second == snapshot.result_id)
     return {{"uri", uri}, {"version", nullptr}, {"kind", "unchanged"}, {"resultId", snapshot.result_id}};
@@ -81,10 +84,7 @@ json report_for(const WorkspaceScan& scan, const server::SourceFile& file, Setti
 
 }  // namespace
 
-std::optional<std::string> read_document_file(const fs::path& path) {
-  server::ReadResult read = server::read_source_file(path);
-  return read.text;
-}
+server::ReadResult read_document_file(const fs::path& path) { return server::read_source_file(path); }
 
 std::vector<std::string> gitignore_patterns(const fs::path& folder) {
   std::vector<std::string> out;

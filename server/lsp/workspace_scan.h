@@ -1,8 +1,10 @@
 // workspace/diagnostic: every Python file under the workspace folders that is not open, read
 // from disk and checked with the settings its nearest configuration file gives, so the
 // problems panel lists files the user has not opened. Skips the built-in excludes, the
-// configured `exclude` patterns and the folder's .gitignore entries. Streams partial results
-// and $/progress when the client gave tokens. Runs on a pool thread; reads only its inputs.
+// configured `exclude` patterns and the folder's .gitignore entries; a file it cannot read
+// (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why.
+// Streams partial results and $/progress when the client gave tokens. Runs on a pool thread;
+// reads only its inputs.
 #pragma once
 
 #include <chrono>
@@ -17,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/cli/file_io.h"
 #include "server/lsp/client_capabilities.h"
 #include "server/lsp/settings.h"
 
@@ -34,13 +37,17 @@ struct WorkspaceScan {
   std::function<void(const nlohmann::json&)> send;  // for $/progress
   unsigned threads = 1;           // files are checked on this many threads
   std::chrono::milliseconds file_budget{0};  // per file; past it the file is "too complex"
+  // Told about each file that could not be read (uri, reason), for the log; the file is
+  // also listed with one information diagnostic saying why.
+  std::function<void(const std::string&, const std::string&)> not_read;
 };
 
 // The WorkspaceDiagnosticReport, or nullopt when cancelled.
 std::optional<nlohmann::json> run_workspace_scan(const WorkspaceScan& scan);
 
-// A document read from disk for the editor: nullopt when missing, unreadable or over the cap.
-std::optional<std::string> read_document_file(const std::filesystem::path& path);
+// A document read from disk for the editor: no text, and the reason, when it is missing,
+// unreadable or over the CLI's cap (server::kMaxSourceBytes).
+server::ReadResult read_document_file(const std::filesystem::path& path);
 
 // The folder's .gitignore as exclude patterns (rules.md §8 matching): comments, negations and
 // patterns with wildcards inside a directory part are skipped; a leading '/' is dropped.

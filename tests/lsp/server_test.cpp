@@ -323,6 +323,42 @@ TEST(LspDiagnostics, WorkspaceScanListsUnopenedFilesAndSkipsIgnoredOnes) {
   fs::remove_all(root);
 }
 
+// A file the scan cannot analyse (over the 10 MiB cap, unreadable) is listed with one
+// information diagnostic saying why, as the CLI reports it, instead of being left out.
+TEST(LspDiagnostics, WorkspaceScanReportsTheFilesItCannotRead) {
+  fs::path root = fs::temp_directory_path() / ("pf-lsp-ws-skip-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::ofstream(root / "train.py") << kBuggy;
+  std::ofstream(root / "huge.py") << std::string(10u * 1024 * 1024 + 1, '#');
+  std::ofstream(root / "locked.py") << kBuggy;
+  fs::permissions(root / "locked.py", fs::perms::none);
+  const bool can_lock = !std::ifstream(root / "locked.py").is_open();  // root reads it anyway
+  auto lsp = start();
+  lsp.initialize(testing::vscode_capabilities(), {{"workspaceFolders", {{{"uri", lsp::path_to_uri(root)}, {"name", "ws"}}}}});
+  json r = lsp.request("workspace/diagnostic", {{"previousResultIds", json::array()}})["result"];
+  std::map<std::string, json> by_uri;
+  for (const json& report : r["items"]) by_uri[report["uri"]] = report;
+  EXPECT_EQ(by_uri.size(), 3u) << r.dump(2);
+  const std::string huge = lsp::path_to_uri(root / "huge.py");
+  ASSERT_TRUE(by_uri.count(huge)) << r.dump(2);
+  ASSERT_EQ(by_uri[huge]["items"].size(), 1u);
+  const json& d = by_uri[huge]["items"][0];
+  EXPECT_EQ(d["severity"], 3);
+  EXPECT_EQ(d["message"], "preflight did not analyse this file: file too large to analyze (10485761 bytes)");
+  if (can_lock) {
+    const std::string locked = lsp::path_to_uri(root / "locked.py");
+    ASSERT_TRUE(by_uri.count(locked)) << r.dump(2);
+    EXPECT_NE(by_uri[locked]["items"][0]["message"].get<std::string>().find("could not read"), std::string::npos);
+  }
+  // A pull for the unopened big file says the same.
+  json pulled = lsp.request("textDocument/diagnostic", {{"textDocument", {{"uri", huge}}}})["result"];
+  EXPECT_EQ(pulled["kind"], "full");
+  EXPECT_EQ(pulled["items"], by_uri[huge]["items"]) << pulled.dump();
+  fs::permissions(root / "locked.py", fs::perms::owner_all);
+  fs::remove_all(root);
+}
+
 // --- code actions -------------------------------------------------------------------------
 
 TEST(LspCodeActions, QuickFixEditsApplyAndTheRecheckIsClean) {
