@@ -371,7 +371,7 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
     f.evidence.push_back({range_of(c.stored), "the graph is inferred from a name alone (naming heuristic)"});
   else if (v && v->weak)
     f.evidence.push_back({v->weak->range, "a step rests on a heuristic, not a binding: " + v->weak->message});
-  if (life == HolderLife::Escapes) {
+  if (life == HolderLife::Escapes && !consumed) {  // a consumed graph cannot be backwarded again
     bool passed_in = ctx.model.parameter(root_of(c.holder), c.scope) != nullptr;
     f.evidence.push_back({range_of(c.holder_node),
                           "`" + std::string(root_of(c.holder)) + "` is " +
