@@ -520,6 +520,9 @@ struct Checker final : RuleCheck {
       // follow the function) would come too late, so it goes above the enclosing top-level
       // statement instead. That also keeps the edits sorted.
       uint32_t at = std::min(ctx.model.import_insertion_offset(), top_level_start(fn.outer));
+      // At the start of that line: a statement error recovery left indented (`    def f`) would
+      // otherwise get the import after the decorator's line start, unsorted.
+      while (at > 0 && ctx.source[at - 1] != '\n') --at;
       fix.edits.push_back({{at, at}, "import torch\n"});
       fix.description = "add @torch.no_grad() (and import torch)";
     }
