@@ -205,6 +205,8 @@ struct ModuleModel::Builder {
     std::string_view first = mod.substr(0, mod.find('.'));
     for (auto e : kEcosystem)
       if (first == e) m.ecosystem_import_ = true;
+    // A JAX / Flax program imports transformers too (its Flax models), and runs no torch.
+    if (first == "jax" || first == "flax" || first == "optax") m.jax_import_ = true;
   }
 
   uint32_t line_end_after(uint32_t offset) const {

@@ -110,7 +110,13 @@ class ModuleModel {
   // Naming heuristics (a callee named `model`, a value named `loss`) are trusted only here:
   // the file touches torch, imports a torch-ecosystem package, or imports nothing at all
   // (a fragment). A file whose imports are all unrelated (sympy, botocore) is not torch code.
-  bool may_be_torch_code() const { return touches_torch_ || !has_imports_ || ecosystem_import_; }
+  // A file that imports JAX / Flax and nothing of torch is not torch code, whatever else it
+  // imports (transformers ships Flax models).
+  bool may_be_torch_code() const {
+    return touches_torch_ || !has_imports_ || (ecosystem_import_ && !jax_import_);
+  }
+  // Imports JAX / Flax and touches no torch: a JAX program, which no rule is about.
+  bool is_jax_program() const { return jax_import_ && !touches_torch_; }
   // `.backward()` calls of the module's top level (outside every function).
   const std::vector<TSNode>& module_backward_calls() const { return module_backward_calls_; }
   // Byte offset where a new top-level `import` line can go (after the last one).
@@ -199,6 +205,7 @@ class ModuleModel {
   bool has_imports_ = false;
   std::vector<TSNode> module_backward_calls_;
   bool ecosystem_import_ = false;  // transformers, lightning, accelerate, timm, ...
+  bool jax_import_ = false;        // jax, flax, optax
   uint32_t import_insert_at_ = 0;
 };
 

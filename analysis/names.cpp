@@ -143,6 +143,11 @@ bool is_number_module(std::string_view qualified) {
 }
 bool is_tensor_only_method(std::string_view m) { return in(kTensorOnlyMethods, m); }
 
+bool names_a_no_grad_wrapper(std::string_view leaf) {
+  return leaf != "no_grad" && leaf != "inference_mode" &&
+         (contains(leaf, "no_grad") || contains(leaf, "inference_mode")) && !leaf.starts_with("is_");
+}
+
 namespace {
 constexpr std::array<std::string_view, 22> kSingleTensorLayers = {
     "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",

@@ -27,6 +27,10 @@ bool is_optimizer_receiver_name(std::string_view lowered_last_segment);
 bool is_evaluation_function_name(std::string_view name);  // validate, evaluate_*, ...
 bool is_eval_loader_iterable(std::string_view lowered_dotted);  // val_loader, test_dataset
 bool is_iterable_wrapper(std::string_view leaf);        // enumerate, tqdm, zip, iter, ...
+// A project's own wrapper of torch.no_grad / inference_mode, defined in another file and
+// named for it (`@smart_inference_mode()`, `with maybe_no_grad():`): its name is all the
+// analysis sees, and a wrapper so named is taken to disable autograd.
+bool names_a_no_grad_wrapper(std::string_view leaf);
 // TG012: a loader stored under this name (assignment target, dict key, returning function)
 // is for evaluation: `val`, `valid`, `eval`, `test` anywhere in the lower-cased name.
 bool is_evaluation_loader_name(std::string_view name);

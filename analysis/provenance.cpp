@@ -196,7 +196,7 @@ struct Provenance::Interpreter {
     } else if (bare_ok && is(e, k.attribute)) {
       leaf = text_of(field(e, k.f_attribute), src);  // @torch.no_grad
     }
-    if (leaf == "no_grad" || leaf == "inference_mode") {
+    if (leaf == "no_grad" || leaf == "inference_mode" || names::names_a_no_grad_wrapper(leaf)) {
       if (!is_null(call) && leaf == "inference_mode" &&
           (is(positional_arg(call, 0), k.false_) || is(keyword_arg(call, "mode", src), k.false_)))
         return 0;
