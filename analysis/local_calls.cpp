@@ -52,4 +52,14 @@ std::optional<std::string> name_at_call_site(const ModuleModel& model, const Fun
   return std::string(dotted);
 }
 
+bool runs_backward(const ModuleModel& model, TSNode node) {
+  bool found = false;
+  model.for_each_call_in(node, [&](TSNode call) {
+    if (found) return;
+    if (model.callee_leaf(call) == "backward") found = true;
+    else if (const FunctionInfo* fn = local_callee(model, call)) found = fn->calls_backward;
+  });
+  return found;
+}
+
 }  // namespace preflight::analysis

@@ -23,6 +23,10 @@ const std::vector<int>* local_callees(const ModuleModel& model, TSNode call);
 // The function the call runs when exactly one function of the file has that name, else null.
 const FunctionInfo* local_callee(const ModuleModel& model, TSNode call);
 
+// A `.backward()` call inside `node`, directly or in a function of this file that one of its
+// calls runs (one level): the region trains.
+bool runs_backward(const ModuleModel& model, TSNode node);
+
 // The argument the call passes for parameter `index` of `fn`: by keyword, else by position
 // (a method called as `self.f(...)` / `obj.f(...)` does not pass `self`). Null when the call
 // leaves it to its default or may pass it through a splat.

@@ -201,23 +201,18 @@ HolderLife holder_life(const RuleContext& ctx, const Candidate& c) {
   return HolderLife::Seen;
 }
 
-// A training loop runs a backward or an optimizer step each iteration, directly or through a
-// function of this file that it calls.
+// A training loop runs a backward (directly or through a function of this file that it
+// calls) or an optimizer step each iteration.
 bool trains(const RuleContext& ctx, TSNode loop, int scope) {
-  bool found = false;
+  if (runs_backward(ctx.model, loop)) return true;
+  bool steps = false;
   ctx.model.for_each_call_in(loop, [&](TSNode call) {
-    if (found) return;
-    std::string_view leaf = ctx.model.callee_leaf(call);
-    if (leaf == "backward") { found = true; return; }
-    if (leaf == "step") {
-      TSNode callee = ctx.model.callee_of(call);
-      if (is(callee, kinds().attribute))
-        if (auto recv = dotted_name(field(callee, kinds().f_object), ctx.source);
-            recv && ctx.model.is_optimizer(*recv, scope)) { found = true; return; }
-    }
-    if (const FunctionInfo* fn = local_callee(ctx.model, call); fn && fn->calls_backward) found = true;
+    TSNode callee = ctx.model.callee_of(call);
+    if (steps || ctx.model.callee_leaf(call) != "step" || !is(callee, kinds().attribute)) return;
+    auto recv = dotted_name(field(callee, kinds().f_object), ctx.source);
+    steps = recv && ctx.model.is_optimizer(*recv, scope);
   });
-  return found;
+  return steps;
 }
 
 // A container local to a function that has no backward of its own and returns a graph to its

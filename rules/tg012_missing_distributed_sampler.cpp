@@ -560,16 +560,6 @@ struct Checker final : RuleCheck {
     for_each_named_child(n, [&](TSNode c) { find_loops(c, name, loops); });
   }
 
-  // A backward in the loop, directly or in a local helper it calls (one level).
-  bool loop_backwards(TSNode loop) const {
-    bool found = false;
-    ctx.model.for_each_call_in(loop, [&](TSNode call) {
-      if (found) return;
-      if (ctx.model.callee_leaf(call) == "backward") found = true;
-      else if (const FunctionInfo* fn = local_callee(ctx.model, call)) found = fn->calls_backward;
-    });
-    return found;
-  }
 
   // `X.eval()` earlier in the loop's function, with no `.train()` between it and the loop.
   TSNode eval_before(TSNode loop) const {
@@ -593,7 +583,7 @@ struct Checker final : RuleCheck {
     if (ctx.provenance.in_no_grad(loop) || ctx.provenance.in_no_grad(field(loop, k.f_right)))
       return {Use::Evaluation, loop, who + " is iterated with autograd off (no_grad / inference mode): "
                                          "it feeds evaluation"};
-    if (loop_backwards(loop))
+    if (runs_backward(ctx.model, loop))
       return {Use::Training, loop, who + " is iterated by a loop that runs a backward: it feeds training"};
     if (TSNode ev = eval_before(loop); !is_null(ev))
       return {Use::Evaluation, ev, quote_code(text_of(ev, ctx.source)) + " switches to evaluation mode "
