@@ -196,7 +196,7 @@ struct Provenance::Interpreter {
     } else if (bare_ok && is(e, k.attribute)) {
       leaf = text_of(field(e, k.f_attribute), src);  // @torch.no_grad
     }
-    if (leaf == "no_grad" || leaf == "inference_mode" || names::names_a_no_grad_wrapper(leaf)) {
+    if (leaf == "no_grad" || leaf == "inference_mode" || no_grad_wrapper(leaf)) {
       if (!is_null(call) && leaf == "inference_mode" &&
           (is(positional_arg(call, 0), k.false_) || is(keyword_arg(call, "mode", src), k.false_)))
         return 0;
@@ -209,6 +209,21 @@ struct Provenance::Interpreter {
       if (is(a, k.true_)) return 1;
     }
     return 0;
+  }
+
+  // `@smart_inference_mode()`: a wrapper defined in this file is read from its body (it calls
+  // torch.no_grad / inference_mode); one defined elsewhere only by its name (names.cpp).
+  bool no_grad_wrapper(std::string_view leaf) const {
+    if (!names::names_a_no_grad_wrapper(leaf)) return false;
+    const std::vector<int>* fs = m.functions_named(leaf);
+    if (!fs) return true;
+    bool wraps = false;
+    for (int f : *fs)
+      m.for_each_call_in(m.functions()[f].node, [&](TSNode c) {
+        std::string_view l = m.callee_leaf(c);
+        wraps = wraps || l == "no_grad" || l == "inference_mode";
+      });
+    return wraps;
   }
 
   // Only loss names that say "loss" outright seed a graph: `total`, `l` and `cost` name

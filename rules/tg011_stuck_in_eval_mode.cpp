@@ -281,7 +281,7 @@ struct Checker final : RuleCheck {
       if (restores(t.receiver, sw.receiver)) return;
     if (is_freeze(sw, epoch, scope)) return;
     if (sw.receiver) {
-      if (TSNode fwd = grad_forward_of(epoch, *sw.receiver, 0); is_null(fwd))
+      if (TSNode fwd = grad_forward_of(epoch, *sw.receiver, scope, 0); is_null(fwd))
         return stay_silent("TG011", sw.anchor,
                            "`" + *sw.receiver + "` never runs a forward pass with autograd on in this loop: it is "
                            "not the model the backward trains (a frozen backbone, an EMA copy), so eval mode is intended",
@@ -300,14 +300,14 @@ struct Checker final : RuleCheck {
   // the helper's parameter); null when there is none. A model whose every forward in the loop
   // runs under no_grad, or that only has methods called on it (`ema.update(model)`), is not
   // the one the loop trains.
-  TSNode grad_forward_of(TSNode region, const std::string& model, int depth) const {
+  TSNode grad_forward_of(TSNode region, const std::string& model, int scope, int depth) const {
     TSNode found{};
     ctx.model.for_each_call_in(region, [&](TSNode c) {
       if (!is_null(found)) return;
       TSNode callee = ctx.model.callee_of(c);
       if (auto d = dotted_name(callee, ctx.source)) {
         bool part = d->starts_with(model + ".") && !names::is_module_bookkeeping(names::last_segment(*d)) &&
-                    !is_method_of_model(*d, model);
+                    !is_method_of_model(*d, model, scope);
         if ((*d == model || part) && !ctx.provenance.in_no_grad(c)) {
           found = c;
           return;
@@ -319,7 +319,8 @@ struct Checker final : RuleCheck {
       for (size_t i = 0; i < fn->params.size() && is_null(found); ++i) {
         TSNode arg = argument_for(*fn, c, i, ctx.source);
         auto a = is_null(arg) ? std::nullopt : dotted_name(unparenthesize(arg), ctx.source);
-        if (a && *a == model) found = grad_forward_of(field(fn->node, k.f_body), fn->params[i].name, depth + 1);
+        if (a && *a == model)
+          found = grad_forward_of(field(fn->node, k.f_body), fn->params[i].name, fn->scope, depth + 1);
       }
     });
     return found;
@@ -327,10 +328,10 @@ struct Checker final : RuleCheck {
 
   // `model.update(...)`, `model.state_dict()`: a method of the model object, not a forward of
   // one of its parts. A part is an attribute path called directly (`model.encoder(x)`).
-  bool is_method_of_model(const std::string& dotted, const std::string& model) const {
+  bool is_method_of_model(const std::string& dotted, const std::string& model, int scope) const {
     if (dotted == model || dotted.ends_with(".forward")) return false;
     return dotted.size() > model.size() && dotted.find('.', model.size() + 1) == std::string::npos &&
-           !ctx.model.is_model(dotted, 0);
+           !ctx.model.is_model(dotted, scope);
   }
 
   // The last `X.train()` restoring R before the loop, in the loop's function; null if none.
