@@ -77,7 +77,7 @@ struct Checker final : RuleCheck {
     std::vector<Guard> guards = accumulation_guards(loop->node, st.scope);
     std::erase_if(guards, [&](const Guard& g) { return inside(n, g.body); });
     if (guards.empty()) return;
-    if (clears_every_iteration(loop->node) || rescales_gradients(loop->node)) return;
+    if (clears_every_iteration(field(loop->node, k.f_body), loop->node, n) || rescales_gradients(loop->node)) return;
     std::set<std::string> keys;
     for (const Guard& g : guards) keys.insert(g.divisor);
     Body body{function_body(st.scope), keys};
@@ -229,14 +229,34 @@ struct Checker final : RuleCheck {
 
   static bool inside(TSNode n, TSNode region) { return !is_null(region) && encloses(region, n); }
 
-  // A zero_grad outside every `if` of the loop clears each iteration: nothing accumulates.
-  bool clears_every_iteration(TSNode n) const {
+  // A zero_grad that runs in every iteration the backward runs in clears what it added:
+  // nothing accumulates. It may sit behind the same `if` as the backward (a warm-up guard
+  // around the whole update), but not in a branch the backward is outside of.
+  bool clears_every_iteration(TSNode n, TSNode loop, TSNode backward) const {
     TSSymbol s = sym(n);
-    if (s == k.if_statement || s == k.function_definition || s == k.class_definition) return false;
-    if (s == k.call && ctx.model.callee_leaf(n) == "zero_grad") return true;
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return false;
+    if (s == k.call && ctx.model.callee_leaf(n) == "zero_grad" && runs_with(n, loop, backward)) return true;
     bool found = false;
-    for_each_named_child(n, [&](TSNode c) { found = found || clears_every_iteration(c); });
+    for_each_named_child(n, [&](TSNode c) { found = found || clears_every_iteration(c, loop, backward); });
     return found;
+  }
+
+  // True when every branch between `n` and `loop` (an `if` / `elif` / `else` / `except` arm or
+  // a nested loop's body) also holds `backward`: `n` runs whenever `backward` does.
+  bool runs_with(TSNode n, TSNode loop, TSNode backward) const {
+    for (TSNode a = ts_node_parent(n); !is_null(a) && !ts_node_eq(a, loop); a = ts_node_parent(a)) {
+      TSSymbol s = sym(a);
+      bool branch = s == k.elif_clause || s == k.else_clause || s == k.except_clause ||
+                    ((s == k.block) && is_branch_body(a));
+      if (branch && !encloses(a, backward)) return false;
+    }
+    return true;
+  }
+
+  bool is_branch_body(TSNode block) const {
+    TSNode p = ts_node_parent(block);
+    TSSymbol s = sym(p);
+    return s == k.if_statement || s == k.for_statement || s == k.while_statement;
   }
 
   // --- gradient rescaling before the step --------------------------------------------------
