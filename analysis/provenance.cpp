@@ -37,11 +37,25 @@ int strength(const Value& v) { return v.naming_only ? 0 : v.weak ? 1 : 2; }
 
 }  // namespace
 
+namespace {
+
+// Elementwise join of two tuples' parts; null unless both have parts of one length.
+std::shared_ptr<const std::vector<Value>> join_parts(const Value& a, const Value& b) {
+  if (!a.parts || !b.parts || a.parts->size() != b.parts->size()) return nullptr;
+  if (a.parts == b.parts) return a.parts;
+  std::vector<Value> out;
+  for (size_t i = 0; i < a.parts->size(); ++i) out.push_back(join((*a.parts)[i], (*b.parts)[i]));
+  return std::make_shared<const std::vector<Value>>(std::move(out));
+}
+
+}  // namespace
+
 Value join(const Value& a, const Value& b) {
   if (a.graph == Graph::Yes && b.graph == Graph::Yes) {
     Value v = strength(b) > strength(a) ? b : a;
     v.type = join_types(a.type, b.type);
     v.consumed = a.consumed && b.consumed ? a.consumed : nullptr;  // fresh graph on some path
+    v.parts = join_parts(a, b);
     return v;
   }
   if (a.graph == Graph::Yes || b.graph == Graph::Yes) {
@@ -455,6 +469,7 @@ struct Provenance::Interpreter {
   // Values of the parts of an unpacked right-hand side.
   std::vector<Value> element_values(TSNode right, const Value& whole, uint32_t n) {
     std::vector<Value> out(n, whole);
+    if (whole.parts && whole.parts->size() == n) return *whole.parts;
     right = unparenthesize(right);
     if (is(right, k.expression_list) || is(right, k.tuple) || is(right, k.list)) {
       if (ts_node_named_child_count(right) == n)
@@ -725,25 +740,24 @@ struct Provenance::Interpreter {
   }
 
   void record_return(const Value& v, TSNode e) {
-    int arity = -1;
-    if (!is_null(e) && (is(e, k.expression_list) || is(e, k.tuple)))
-      arity = static_cast<int>(ts_node_named_child_count(e));
-    if (!summary.has_return) {
-      summary.joined = v;
-      summary.tuple_arity = arity;
-      if (arity >= 0)
-        for (int i = 0; i < arity; ++i) summary.elements.push_back(value_or_unknown(ts_node_named_child(e, i)));
-    } else {
-      summary.joined = join(summary.joined, v);
-      if (arity != summary.tuple_arity) {
-        summary.tuple_arity = -1;
-        summary.elements.clear();
-      } else {
-        for (int i = 0; i < arity; ++i)
-          summary.elements[i] = join(summary.elements[i], value_or_unknown(ts_node_named_child(e, i)));
-      }
-    }
+    summary.joined = summary.has_return ? join(summary.joined, v) : v;
     summary.has_return = true;
+    // `return None` (or a bare return) says nothing of the tuple's shape: a caller that
+    // unpacks the result does so on the other paths (`if result is None: continue`).
+    if (is_null(e) || is(e, k.none)) return;
+    int arity = -1;
+    if (is(e, k.expression_list) || is(e, k.tuple)) arity = static_cast<int>(ts_node_named_child_count(e));
+    if (!summary.shaped) {
+      summary.shaped = true;
+      summary.tuple_arity = arity;
+      for (int i = 0; i < arity; ++i) summary.elements.push_back(value_or_unknown(ts_node_named_child(e, i)));
+    } else if (arity != summary.tuple_arity) {
+      summary.tuple_arity = -1;
+      summary.elements.clear();
+    } else {
+      for (int i = 0; i < arity; ++i)
+        summary.elements[i] = join(summary.elements[i], value_or_unknown(ts_node_named_child(e, i)));
+    }
   }
 
   // ---- expressions -------------------------------------------------------------------
@@ -1171,8 +1185,16 @@ struct Provenance::Interpreter {
       v.type = s.joined.type == Type::Tensor ? Type::Tensors : s.joined.type;
       return v;
     }
-    if (s.joined.has_graph())
-      return with_step(s.joined, call, code(text_of(call, src)) + " returns a graph-carrying value");
+    if (s.joined.has_graph()) {
+      std::string step = code(text_of(call, src)) + " returns a graph-carrying value";
+      Value v = with_step(s.joined, call, step);
+      if (s.tuple_arity >= 0 && s.elements.size() == static_cast<size_t>(s.tuple_arity)) {
+        std::vector<Value> parts;
+        for (const Value& e : s.elements) parts.push_back(e.has_graph() ? with_step(e, call, step) : e);
+        v.parts = std::make_shared<const std::vector<Value>>(std::move(parts));
+      }
+      return v;
+    }
     if (s.joined.graph == Graph::Free) return s.joined;
     return Value::unknown();
   }

@@ -56,6 +56,10 @@ struct Value {
   // known only by its name, a criterion named like one); null when every step is proven.
   // Severity follows it: a finding built on a weak step is at most a warning.
   EvidencePtr weak;
+  // A tuple of known length returned by a function of this file (`return loss, n, state`):
+  // its elements, so that `a, b, c = result` later gives each target its own value, not the
+  // whole tuple's graph. Null when the shape is not known.
+  std::shared_ptr<const std::vector<Value>> parts;
 
   static Value free(Type t = Type::Unknown) { return {Graph::Free, false, nullptr, t, nullptr, nullptr}; }
   static Value unknown() { return {Graph::Unknown, false, nullptr, Type::Unknown, nullptr, nullptr}; }
@@ -100,7 +104,8 @@ class Provenance {
     bool in_progress = false;
     bool has_return = false;
     Value joined = Value::free();
-    int tuple_arity = -1;  // >= 0 when every return is a tuple literal of this length
+    int tuple_arity = -1;  // >= 0 when every return but `None` is a tuple literal of this length
+    bool shaped = false;   // a return other than `None` has set tuple_arity
     std::vector<Value> elements;
     std::unordered_map<std::string, Value> bound;  // join of everything bound in the unit
   };

@@ -379,6 +379,29 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
   return f;
 }
 
+// `loss.backward(); loss = loss.detach(); losses.append(loss)`: the stored name is rebound on
+// every path from the backward to the store (a statement after the backward in its own block
+// or an enclosing one, up to the store's region), so what is stored is not the graph that
+// backward consumed.
+bool rebound_after(const RuleContext& ctx, TSNode stored, TSNode backward, TSNode store, ByteRange region) {
+  const Kinds& k = kinds();
+  TSNode name = unparenthesize(stored);
+  if (!is(name, k.identifier)) return false;
+  std::string_view text = text_of(name, ctx.source);
+  uint32_t until = ts_node_start_byte(store);
+  for (TSNode n = backward; !is_null(n); n = ts_node_parent(n)) {
+    if (ts_node_start_byte(n) < region.begin || ts_node_end_byte(n) > region.end) return false;
+    if (is(n, k.function_definition) || is(n, k.lambda)) return false;
+    if (!is(ts_node_parent(n), k.block)) continue;
+    for (TSNode s = ts_node_next_named_sibling(n); !is_null(s) && ts_node_start_byte(s) < until;
+         s = ts_node_next_named_sibling(s)) {
+      TSNode a = is(s, k.expression_statement) ? ts_node_named_child(s, 0) : TSNode{};
+      if (!is_null(a) && is(a, k.assignment) && is_name(field(a, k.f_left), text, ctx.source)) return true;
+    }
+  }
+  return false;
+}
+
 void Check::finish(std::vector<Finding>& out) {
   const Reachability& reach = ctx.reachability;
   std::unordered_set<std::string> container_holders;
@@ -386,6 +409,7 @@ void Check::finish(std::vector<Finding>& out) {
     if (c.kind != StoreKind::Augmented) container_holders.insert(reach.key(c.holder, c.scope));
   for (const Candidate& c : found) {
     TSNode backward = reach.backward_needing(c.region, c.scope, reach.reads(c.stored, c.scope));
+    if (!is_null(backward) && rebound_after(ctx, c.stored, backward, c.store, c.region)) backward = TSNode{};
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
