@@ -425,6 +425,12 @@ struct Checker final : RuleCheck {
     // running it with autograd on; otherwise whether callers disable autograd is a guess.
     bool guess = u.function >= 0 && !backwards && callers.grad != CallerGrad::Grad;
     f.severity = guess ? Severity::Warning : Severity::Error;
+    // Evaluation known only by the routine's name, and the forward's result handed back to
+    // callers nobody sees: both steps are guesses, and a training forward named like one
+    // (`evaluate_actions` of a policy-gradient loss) looks the same: a note.
+    bool hands_out = guess && is_null(c.eval_loop_iterable) && is_null(c.eval_mode_call) &&
+                     ctx.provenance.return_value(u.function).graph != Graph::Free;
+    if (hands_out) f.severity = Severity::Note;
     f.category = Category::CriticalOom;
     f.range = range_of(c.call);
     std::string call = quote_code(text_of(c.call, ctx.source));
@@ -447,7 +453,13 @@ struct Checker final : RuleCheck {
         f.evidence.push_back({range_of(callers.witness), quote_code(text_of(callers.witness, ctx.source)) +
                                                              " runs " + unit_label(u) + " with autograd on"});
       else if (!is_null(callers.witness))
-        f.evidence.push_back({range_of(callers.witness), callers.why + " (weak step: reported as a warning)"});
+        f.evidence.push_back({range_of(callers.witness),
+                              callers.why + (hands_out ? " (weak step)" : " (weak step: reported as a warning)")});
+      if (hands_out)
+        f.evidence.push_back({range_of(field(ctx.model.functions()[u.function].node, k.f_name)),
+                              "what it returns may carry the forward's graph to those callers, which may "
+                              "backward through it (a training forward named like an evaluation): reported "
+                              "as a note"});
     }
     if (auto fix = decorator_fix(u, backwards)) f.fixes.push_back(std::move(*fix));
     return f;
