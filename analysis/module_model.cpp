@@ -498,8 +498,18 @@ ValueKind ModuleModel::kind_of_uncached(std::string_view dotted, int scope, int 
     if (f >= 0)
       for (const Parameter& p : functions_[f].params)
         if (p.name == dotted && !is_null(p.annotation)) best = kind_from_annotation(p.annotation);
+    // `Model: nn.Module` with `model = Model(envs)`: a CapWords parameter (PEP 8's class
+    // style) annotated as a module is a class the code calls to build one; the annotation
+    // left out `type[...]`. Read as an instance, construction would pass for a forward pass.
+    // (A naming heuristic, and one that only ever withholds a finding.)
+    if (best == ValueKind::Model && is_class_style_name(dotted)) best = ValueKind::Other;
   }
   return best;
+}
+
+bool ModuleModel::is_class_style_name(std::string_view name) {
+  bool lower = std::any_of(name.begin(), name.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+  return !name.empty() && name.front() >= 'A' && name.front() <= 'Z' && lower;
 }
 
 ValueKind ModuleModel::kind_from_annotation(TSNode annotation) const {

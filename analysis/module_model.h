@@ -171,6 +171,8 @@ class ModuleModel {
   const std::vector<BindingSite>* lookup(std::string_view dotted, int scope, int* found_in) const;
   ValueKind kind_of_uncached(std::string_view dotted, int scope, int depth) const;
   ValueKind classify_call(TSNode call, int scope, int position, int depth) const;
+  // CapWords with a lower-case letter: how PEP 8 names classes (`Model`, not `MAX` or `model`).
+  static bool is_class_style_name(std::string_view name);
   ValueKind kind_from_annotation(TSNode annotation) const;
 
   // One row per call node, in preorder (so sorted by start byte; calls sharing a start, as in
