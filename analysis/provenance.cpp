@@ -1086,7 +1086,8 @@ struct Provenance::Interpreter {
   // layers, datasets) keep no graph of their arguments; another class given graph-carrying
   // arguments is assumed to keep them (a stats namedtuple), which is a guess: weak.
   Value construct(TSNode call, std::string_view qualified, const Value& args) {
-    if (qualified.starts_with("torch.") || !args.has_graph()) return Value::free(Type::Object);
+    if (qualified.starts_with("torch.") || args.graph == Graph::Free) return Value::free(Type::Object);
+    if (!args.has_graph()) return Value{Graph::Unknown, false, nullptr, Type::Object};
     Value v = with_step(args, call, code(text_of(call, src)) + " is assumed to keep its arguments (a class not defined here)");
     v.type = Type::Tensors;
     v.weak = v.why;
@@ -1212,7 +1213,10 @@ struct Provenance::Interpreter {
     if (m.is_criterion(name, scope)) return loss_call(call, args, criterion_weakness(name));
     if (names::is_functional_loss(name) && !m.import_of(name))
       return loss_call(call, args, ": `" + name + "` is named like a loss function (naming heuristic)");
-    if (m.class_named(name) >= 0) return Value::free(Type::Object);  // constructing an object
+    // Constructing a class of this file: an object. Given graph-carrying (or unknown)
+    // arguments it may keep them (a dataclass of logits), so its graph is not known to be free.
+    if (m.class_named(name) >= 0)
+      return args.graph == Graph::Free ? Value::free(Type::Object) : Value{Graph::Unknown, false, nullptr, Type::Object};
     if (int f = local_function(call); f >= 0) return helper_result(call, f, args);
     if (names::is_propagating_builtin(name)) {
       Value v = args;  // sum(losses) holds tensors; list(x), zip(a, b) are containers

@@ -84,6 +84,9 @@ struct Checker final : RuleCheck {
   const Kinds& k = kinds();
   std::vector<Unit> stack;  // units being walked (nested functions push)
   std::vector<Finding> out;
+  // For each finding of `out`: the routine (and forward) it was made for when it never
+  // backwards, judged again once reachability is complete (it is built during this walk).
+  std::vector<std::pair<int, TSNode>> routine_of;
   mutable std::unordered_map<const void*, bool> loop_backwards_;
   std::unordered_map<int, CallerVerdict> caller_verdicts_;
   // What a verdict read outside its own unit: the callers, how each runs, and the routine
@@ -103,7 +106,11 @@ struct Checker final : RuleCheck {
 
   void finish(std::vector<Finding>& sink) override {
     finish(stack.front());  // the module's top level
-    for (Finding& f : out) sink.push_back(std::move(f));
+    for (size_t i = 0; i < out.size(); ++i) {
+      auto [function, call] = routine_of[i];
+      if (function >= 0 && feeds_a_callers_loss(function, call)) continue;
+      sink.push_back(std::move(out[i]));
+    }
   }
 
   void enter(TSNode n, const WalkState& st) override {
@@ -277,6 +284,7 @@ struct Checker final : RuleCheck {
       }
     }
     out.push_back(make_finding(u, *kept, backwards, callers));
+    routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
   }
 
   // ---- callers ---------------------------------------------------------------------------
@@ -360,6 +368,22 @@ struct Checker final : RuleCheck {
               "no call of `" + fn.name + "()` in this file: whether its callers disable autograd is a guess",
               {}};
     return v;
+  }
+
+  // A method whose result a caller in this file carries into a backward or a differentiable
+  // return (`outputs = self.predict(x)` ... `return loss_fn(outputs.logits, y)` in `forward`):
+  // a training forward named like an evaluation, whose graph is needed. Silent, with why.
+  bool feeds_a_callers_loss(int function, TSNode call) {
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    if (fn.class_index < 0) return false;
+    const Reachability& reach = ctx.reachability;
+    if (!reach.load_bearing(reach.key("self." + fn.name, fn.scope), {}, true)) return false;
+    stay_silent("TG002", call,
+                "a caller in this file carries what `" + fn.name +
+                    "()` returns into a backward or a returned loss: a training forward named like an "
+                    "evaluation, whose graph is needed",
+                {{range_of(field(fn.node, k.f_name)), "`self." + fn.name + "(...)`'s result reaches a loss"}});
+    return true;
   }
 
   // `Predictor(m).infer(x)` / `p.infer(x)` with `p = Predictor(m)`: the receiver is an
