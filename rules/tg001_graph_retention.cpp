@@ -43,6 +43,7 @@ struct Candidate {
   ByteRange region;    // innermost loop, or the function, where a backward counts as "same step"
   bool in_loop;
   TSNode loop;         // innermost loop (null outside any loop)
+  TSNode constant_key{};  // `d["loss"] = v`: the literal key, which every pass overwrites
 };
 
 // How far the holder's life is seen.
@@ -145,6 +146,31 @@ class Check final : public RuleCheck {
     add(StoreKind::Augmented, *holder, {}, field(a, k.f_right), a, left, st);
   }
 
+  // A literal key (`"loss"`, `0`, `("d", 1)`): the same slot on every pass. An f-string is not one.
+  bool is_literal_key(TSNode key) const {
+    key = unparenthesize(key);
+    TSSymbol s = sym(key);
+    if (s == k.integer || s == k.float_ || s == k.true_ || s == k.false_ || s == k.none) return true;
+    if (s == k.string) return text_of(key, ctx.source).find_first_of("fF") > text_of(key, ctx.source).find_first_of("\"'");
+    if (s == k.tuple) {
+      bool all = ts_node_named_child_count(key) > 0;
+      for_each_named_child(key, [&](TSNode c) { all = all && is_literal_key(c); });
+      return all;
+    }
+    return false;
+  }
+
+  // `d["d"]`, `d["score", 0]`: every index of the subscript (all children after its value).
+  bool literal_keys(TSNode subscript) const {
+    uint32_t n = ts_node_named_child_count(subscript);
+    bool all = n > 1;
+    for (uint32_t i = 1; i < n && all; ++i) {
+      TSNode c = ts_node_named_child(subscript, i);
+      all = is(c, k.comment) || is_literal_key(c);
+    }
+    return all;
+  }
+
   void on_assignment(TSNode a, const WalkState& st) {
     for (TSNode t = a; is(t, k.assignment); t = field(t, k.f_right)) {
       TSNode left = field(t, k.f_left);
@@ -154,7 +180,9 @@ class Check final : public RuleCheck {
       if (!holder || !persists(*holder, st) || is_tensor_holder(*holder, st.scope)) continue;
       TSNode value = field(a, k.f_right);
       while (is(value, k.assignment)) value = field(value, k.f_right);
+      size_t before = found.size();
       add(StoreKind::Subscript, *holder, {}, value, a, holder_node, st);
+      if (found.size() > before && literal_keys(left)) found.back().constant_key = field(left, k.f_subscript);
       return;  // the first qualifying target
     }
   }
@@ -413,6 +441,14 @@ void Check::finish(std::vector<Finding>& out) {
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
+    if (!is_null(c.constant_key)) {
+      stay_silent("TG001", c.stored,
+                  "the key " + quote_code(text_of(c.constant_key, ctx.source)) +
+                      " is a constant: each pass replaces what the last one stored there, so at most "
+                      "one pass's graph is held and nothing accumulates",
+                  {{range_of(c.constant_key), "the same slot of `" + c.holder + "` on every pass"}});
+      continue;
+    }
     if (const FunctionInfo* owner = per_call_owner(ctx, c)) {
       stay_silent("TG001", c.stored,
                   "per-call container: `" + c.holder + "` is local to `" + owner->name +
