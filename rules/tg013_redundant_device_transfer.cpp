@@ -243,8 +243,10 @@ struct Checker final : RuleCheck {
   // configurations and a branch on its variable decides whether this copy runs, so it runs
   // for some of them only, once each: the transfer belongs to the configuration, not a
   // repeat.
+  // Likewise `for inp in inputs: if inp == "input_ids": ...` over any iterable: the branch
+  // runs for the one element equal to the literal (once per distinct name), not every pass.
   bool selected_by_loop(TSNode call, const WalkState& st) const {
-    std::unordered_set<std::string> selectors;
+    std::unordered_set<std::string> selectors, loop_names;
     for (const LoopFrame& loop : st.loops) {
       if (!is(loop.node, k.for_statement)) continue;
       bool literal = false;
@@ -253,8 +255,9 @@ struct Checker final : RuleCheck {
         literal = literal || is(bare, k.list) || is(bare, k.tuple) || is(bare, k.set);
       }
       if (literal) collect_names(field(loop.node, k.f_left), selectors);
+      collect_names(field(loop.node, k.f_left), loop_names);
     }
-    if (selectors.empty()) return false;
+    if (selectors.empty() && loop_names.empty()) return false;
     TSNode inner = st.innermost_loop()->node;
     for (TSNode child = call, p = ts_node_parent(call); !is_null(p) && !ts_node_eq(p, inner);
          child = p, p = ts_node_parent(p)) {
@@ -262,12 +265,25 @@ struct Checker final : RuleCheck {
       if (is(p, k.if_statement) || is(p, k.elif_clause)) test = field(p, k.f_condition);
       else if (is(p, k.conditional_expression)) test = ts_node_named_child(p, 1);
       if (is_null(test) || ts_node_eq(test, child)) continue;
+      if (equals_a_literal(test, loop_names)) return true;
       std::unordered_set<std::string> read;
       collect_names(test, read);
       for (const std::string& name : read)
         if (selectors.count(name)) return true;
     }
     return false;
+  }
+
+  // `name == "literal"` (either side) with `name` one of `names`.
+  bool equals_a_literal(TSNode test, const std::unordered_set<std::string>& names) const {
+    test = unparenthesize(test);
+    if (!is(test, k.comparison_operator) || ts_node_named_child_count(test) != 2) return false;
+    TSNode op = ts_node_child(test, 1);
+    if (text_of(op, ctx.source) != "==") return false;
+    TSNode a = unparenthesize(ts_node_named_child(test, 0)), b = unparenthesize(ts_node_named_child(test, 1));
+    auto literal = [&](TSNode n) { return is(n, k.string) || is(n, k.integer) || is(n, k.float_); };
+    auto named = [&](TSNode n) { return is(n, k.identifier) && names.count(std::string(text_of(n, ctx.source))); };
+    return (named(a) && literal(b)) || (named(b) && literal(a));
   }
 
   void collect_names(TSNode n, std::unordered_set<std::string>& set) const {
