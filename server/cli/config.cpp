@@ -115,6 +115,10 @@ void TableReader::read_key(const toml::key& key, const toml::node& node) {
                                                  "\"note\", not \"" + v + "\"");
   } else if (k == "target_gpu") {
     c.target_gpu = string_value(node, k, "a GPU or instance name");
+  } else if (k == "respect_gitignore") {
+    if (!node.is_boolean())
+      throw ConfigError(node.source(), prefix_ + "respect_gitignore must be true or false");
+    c.respect_gitignore = node.as_boolean()->get();
   } else if (k == "severity") {
     read_severity(node);
   } else {

@@ -8,7 +8,7 @@
 // is used alone; files are never merged.
 //
 // Keys: select, ignore (rule codes, case-insensitive), exclude (glob patterns), fail_on,
-// target_gpu, and a [severity] sub-table code -> level. Unknown keys and unknown codes in
+// target_gpu, respect_gitignore (a boolean), and a [severity] sub-table code -> level. Unknown keys and unknown codes in
 // select/ignore are warnings; a malformed file, a wrong type, an invalid level or an unknown
 // code in [severity] is an error. Both read "path:line:col: warning|error: message".
 #pragma once
@@ -31,6 +31,7 @@ struct Config {
   std::vector<std::string> exclude;
   std::optional<analysis::Severity> fail_on;
   std::optional<std::string> target_gpu;  // the hardware TG010 projects against
+  std::optional<bool> respect_gitignore;  // discovery skips .gitignore'd files (default true)
   std::map<std::string, analysis::Severity> severity;  // code -> level, applied before gating
 };
 

@@ -288,6 +288,17 @@ TEST(Binary, ARepeatedSingleValueFlagTakesTheLastValue) {
   EXPECT_EQ(fix_twice.code, 0) << fix_twice.err;
 }
 
+TEST(Binary, GitignoredFilesAreSkippedUnlessTurnedOffOrNamed) {
+  TempDir dir;
+  dir.write(".gitignore", "scratch/\n");
+  dir.write("scratch/broken.py", "def (:\n");  // a syntax error fails the run once checked
+  dir.write("train.py", "x = 1\n");
+  EXPECT_EQ(run_preflight({"check", "--no-color", "."}, dir.path().string()).out,
+            "No issues found in 1 file.\n");
+  EXPECT_EQ(run_preflight({"check", "--no-respect-gitignore", "."}, dir.path().string()).code, 1);
+  EXPECT_EQ(run_preflight({"check", "scratch/broken.py"}, dir.path().string()).code, 1);
+}
+
 TEST(Binary, CheckHelpDocumentsTheNewFlags) {
   RunResult r = run_preflight({"check", "--help"});
   EXPECT_EQ(r.code, 0);
