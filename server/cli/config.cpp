@@ -220,6 +220,21 @@ std::optional<ConfigLocation> find_config(const fs::path& start_dir) {
   }
 }
 
+ConfigStamp config_stamp(const fs::path& start_dir) {
+  ConfigStamp stamp;
+  for (fs::path dir = start_dir;; dir = dir.parent_path()) {
+    for (std::string_view name : kConfigNames) {
+      fs::path candidate = dir / name;
+      std::error_code ec;
+      if (!is_config_file(candidate)) continue;
+      fs::file_time_type modified = fs::last_write_time(candidate, ec);
+      std::uintmax_t size = fs::file_size(candidate, ec);
+      stamp.files.push_back({std::move(candidate), modified, size});
+    }
+    if (dir == dir.parent_path() || dir.empty()) return stamp;
+  }
+}
+
 ConfigResult load_config(const ConfigLocation& location, const std::string& display) {
   ConfigResult result;
   result.config.file = location.file;

@@ -179,6 +179,26 @@ TEST(ConfigDiscovery, OrderWithinOneDirectory) {
   }
 }
 
+// The server re-reads the configuration when the stamp of a document's directory changes.
+TEST(ConfigStamp, ChangesWhenAnApplicableFileIsCreatedChangedOrRemoved) {
+  TempDir dir;
+  fs::path sub = dir.path() / "pkg/sub";
+  fs::create_directories(sub);
+  ConfigStamp empty = config_stamp(sub);
+  EXPECT_EQ(config_stamp(sub), empty);
+  dir.write("pyproject.toml", "[tool.preflight]\n");
+  ConfigStamp created = config_stamp(sub);
+  EXPECT_NE(created, empty);
+  EXPECT_EQ(config_stamp(sub), created);  // nothing changed: equal
+  dir.write("pyproject.toml", "[tool.preflight]\nignore = [\"TG001\"]\n");
+  ConfigStamp changed = config_stamp(sub);
+  EXPECT_NE(changed, created);
+  dir.write("pkg/.preflight.toml", "");
+  EXPECT_NE(config_stamp(sub), changed);
+  fs::remove(dir.path() / "pkg/.preflight.toml");
+  EXPECT_EQ(config_stamp(sub), changed);
+}
+
 TEST(ConfigDiscovery, WalksUpAndPassesOverAPyprojectWithoutTheTable) {
   TempDir dir;
   dir.write("pyproject.toml", "[tool.torch-preflight]\nselect = [\"TG001\"]\n");

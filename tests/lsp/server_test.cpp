@@ -712,6 +712,43 @@ TEST(LspConfiguration, ChangedSettingsRepublishAndProjectFilesAreRead) {
   fs::remove_all(root);
 }
 
+// Neovim 0.7 cannot watch files and sends no didChangeWatchedFiles: a pyproject.toml edited
+// on disk takes effect on the next didSave, didChange or didOpen (it took a restart).
+TEST(LspConfiguration, WithoutFileWatchingAChangedProjectFileIsReadOnSaveChangeAndOpen) {
+  fs::path root = fs::temp_directory_path() / ("pf-lsp-nowatch-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nignore = []\n";
+  std::string uri = lsp::path_to_uri(root / "train.py");
+  auto lsp = start();
+  json caps = testing::neovim07_capabilities();
+  ASSERT_FALSE(caps["workspace"].contains("didChangeWatchedFiles"));
+  lsp.initialize(caps);
+  lsp.notify("textDocument/didOpen", open_params(uri, kBuggy));
+  ASSERT_NE(find_code(lsp.wait_diagnostics(uri, 1), "TG001"), nullptr);
+  auto published = [&](bool with_tg001, int version = -1) {  // -1: any version
+    return lsp.wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
+      return p["uri"] == uri && (find_code(p["diagnostics"], "TG001") != nullptr) == with_tg001 &&
+             (version < 0 || p.value("version", -1) == version);
+    });
+  };
+
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nignore = [\"TG001\"]\n";
+  lsp.notify("textDocument/didSave", {{"textDocument", {{"uri", uri}}}});
+  EXPECT_TRUE(published(false)) << "didSave did not re-read pyproject.toml";
+
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nignore = []  # TG001 back\n";
+  lsp.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}},
+                                        {"contentChanges", json::array({{{"text", kBuggy + "\n"}}})}});
+  EXPECT_TRUE(published(true)) << "didChange did not re-read pyproject.toml";
+
+  lsp.notify("textDocument/didClose", {{"textDocument", {{"uri", uri}}}});
+  std::ofstream(root / ".preflight.toml") << "ignore = [\"TG001\"]\n";  // a new, nearer-ranked file
+  lsp.notify("textDocument/didOpen", open_params(uri, kBuggy, 3));
+  EXPECT_TRUE(published(false, 3)) << "reopening did not read the new .preflight.toml";
+  fs::remove_all(root);
+}
+
 TEST(LspConfiguration, PullsWorkspaceConfigurationAndRegistersWatchers) {
   auto lsp = start();
   lsp.answer_server_request = [](const json& r) -> json {
