@@ -49,10 +49,13 @@ std::string relative_form(const fs::path& display, const fs::path& base_dir) {
   return s;
 }
 
+// Without a trailing separator ("dir/." normalises to "dir/"), so that its parent is the
+// directory above it.
 fs::path absolute_normal(const fs::path& p) {
   std::error_code ec;
   fs::path absolute = fs::absolute(p, ec);
-  return (ec ? p : absolute).lexically_normal();
+  fs::path normal = (ec ? p : absolute).lexically_normal();
+  return normal.has_filename() ? normal : normal.parent_path();
 }
 
 // The directories above `dir` (absolute) whose .gitignore applies to it: those up to its
