@@ -201,11 +201,15 @@ int64_t report_low(const EstimateReport& r) { return r.compat_mode ? r.reference
 int64_t report_high(const EstimateReport& r) { return r.compat_mode ? r.reference.high : r.estimate.high; }
 Band report_band(const EstimateReport& r) { return r.compat_mode ? r.reference.band : r.estimate.band; }
 
+std::string peak_text(const EstimateReport& r) {
+  return "peak " + format_bytes(report_total(r)) + " (" + format_bytes(report_low(r)) + "–" +
+         format_bytes(report_high(r)) + ")";
+}
+
 std::string code_lens_title(const EstimateReport& r) {
   const bool known = r.compat_mode ? r.reference.known : r.estimate.known;
   if (!known) return "peak ? (" + (r.compat_mode ? r.reference.unknown_reason : r.estimate.unknown_reason) + ") ? unknown";
-  std::string title = "peak " + format_bytes(report_total(r)) + " (" + format_bytes(report_low(r)) + "–" +
-                      format_bytes(report_high(r)) + ")";
+  std::string title = peak_text(r);
   if (r.estimate.target) title += " on " + r.estimate.target->display_name;
   return title + " " + band_symbol(report_band(r));
 }

@@ -54,6 +54,8 @@ int64_t report_low(const EstimateReport& r);
 int64_t report_high(const EstimateReport& r);
 Band report_band(const EstimateReport& r);
 
+/// `peak 23.40 GiB (21.10 GiB–25.70 GiB)`: the projection alone, without target or verdict.
+std::string peak_text(const EstimateReport& r);
 /// `peak 23.40 GiB (21.10 GiB–25.70 GiB) on NVIDIA A100 80GB ✓ fits` (estimator.md §4).
 std::string code_lens_title(const EstimateReport& r);
 /// Breakdown table, sources, notes and the top remediations, as Markdown for a hover.

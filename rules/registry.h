@@ -16,6 +16,17 @@ class RuleCheck;     // defined in rule.h; a rule's visitor over the shared trav
 // Creates the rule's visitor for one file. All rules' visitors share one traversal.
 using CheckFn = std::unique_ptr<RuleCheck> (*)(const RuleContext&);
 
+// What a rule's fixes are, and so what `preflight check --fix` does with them (`explain`,
+// docs/rules.md and `rules --format json` state it; a test over the fixtures holds each rule
+// to its policy).
+enum class FixPolicy {
+  None,            // no fix is offered
+  Safe,            // every fix offered is safe, so --fix applies it
+  SafeWhenProven,  // safe (and applied by --fix) where proven safe at the site; elsewhere,
+                   // and for alternatives, offered as unsafe in the editor only
+  UnsafeOnly,      // offered as unsafe in the editor; --fix never applies it
+};
+
 struct RuleMeta {
   std::string_view code;      // "TG001"
   std::string_view slug;      // "graph-retention"
@@ -23,7 +34,7 @@ struct RuleMeta {
   analysis::Category category;
   std::string_view summary;      // one line
   std::string_view explanation;  // why it costs money, an example, the fix, the exemptions
-  bool has_fix;
+  FixPolicy fix;
   CheckFn check;
 };
 

@@ -56,6 +56,11 @@ int main(int argc, char** argv) {
   CLI::App app{"preflight: finds silent, expensive bugs in PyTorch training code", "preflight"};
   app.set_version_flag("--version", "preflight " + std::string(server::preflight_version()));
   app.require_subcommand(0, 1);
+  // A single-value flag given twice takes the last value, as torch-preflight does: CI
+  // wrappers append their own `--format` / `--fail-on` to the user's arguments. Set before
+  // any subcommand is added, because each subcommand copies these defaults when created;
+  // list options (--select, paths, ...) keep every value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
   server::CheckArgs check_args;
   CLI::App* check = server::add_check_command(app, check_args);

@@ -32,7 +32,8 @@ DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const Ch
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const FileSettings& settings = groups[g].settings;
     DiscoveryResult found =
-        discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir});
+        discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir,
+                                          settings.respect_gitignore});
     for (SourceFile& f : found.files) f.group = g;
     std::move(found.files.begin(), found.files.end(), std::back_inserter(all.files));
     std::move(found.missing.begin(), found.missing.end(), std::back_inserter(all.missing));
@@ -181,6 +182,9 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
       ->allow_extra_args(false);
   cmd->add_option("--exclude", a.exclude, "Skip paths matching this pattern (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_flag("--no-respect-gitignore", a.no_respect_gitignore,
+                "Also check files that .gitignore files list (overrides the configuration's "
+                "respect_gitignore; named files are always checked)");
   cmd->add_option("--fail-on", a.fail_on,
                   "Lowest level that fails the run: error, warning, note (default: the "
                   "configuration's fail_on, else error)");

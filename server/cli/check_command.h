@@ -46,6 +46,7 @@ struct CheckArgs {
   std::vector<std::string> select;
   std::vector<std::string> ignore;
   std::vector<std::string> exclude;
+  bool no_respect_gitignore = false;  // also check what .gitignore files list
   std::string fail_on;     // empty: the configuration's, else "error"
   std::string target_gpu;  // empty: the configuration's
   std::string config;      // empty: discovered from each input

@@ -115,6 +115,10 @@ void TableReader::read_key(const toml::key& key, const toml::node& node) {
                                                  "\"note\", not \"" + v + "\"");
   } else if (k == "target_gpu") {
     c.target_gpu = string_value(node, k, "a GPU or instance name");
+  } else if (k == "respect_gitignore") {
+    if (!node.is_boolean())
+      throw ConfigError(node.source(), prefix_ + "respect_gitignore must be true or false");
+    c.respect_gitignore = node.as_boolean()->get();
   } else if (k == "severity") {
     read_severity(node);
   } else {
@@ -213,6 +217,21 @@ std::optional<ConfigLocation> find_config(const fs::path& start_dir) {
       if (location.kind == ConfigKind::WholeFile || has_tool_table(candidate)) return location;
     }
     if (dir == dir.parent_path() || dir.empty()) return std::nullopt;
+  }
+}
+
+ConfigStamp config_stamp(const fs::path& start_dir) {
+  ConfigStamp stamp;
+  for (fs::path dir = start_dir;; dir = dir.parent_path()) {
+    for (std::string_view name : kConfigNames) {
+      fs::path candidate = dir / name;
+      std::error_code ec;
+      if (!is_config_file(candidate)) continue;
+      fs::file_time_type modified = fs::last_write_time(candidate, ec);
+      std::uintmax_t size = fs::file_size(candidate, ec);
+      stamp.files.push_back({std::move(candidate), modified, size});
+    }
+    if (dir == dir.parent_path() || dir.empty()) return stamp;
   }
 }
 

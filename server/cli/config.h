@@ -8,12 +8,13 @@
 // is used alone; files are never merged.
 //
 // Keys: select, ignore (rule codes, case-insensitive), exclude (glob patterns), fail_on,
-// target_gpu, and a [severity] sub-table code -> level. Unknown keys and unknown codes in
+// target_gpu, respect_gitignore (a boolean), and a [severity] sub-table code -> level. Unknown keys and unknown codes in
 // select/ignore are warnings; a malformed file, a wrong type, an invalid level or an unknown
 // code in [severity] is an error. Both read "path:line:col: warning|error: message".
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@ struct Config {
   std::vector<std::string> exclude;
   std::optional<analysis::Severity> fail_on;
   std::optional<std::string> target_gpu;  // the hardware TG010 projects against
+  std::optional<bool> respect_gitignore;  // discovery skips .gitignore'd files (default true)
   std::map<std::string, analysis::Severity> severity;  // code -> level, applied before gating
 };
 
@@ -57,6 +59,22 @@ ConfigLocation config_location_for(const std::filesystem::path& file);
 
 // The first configuration file from `start_dir` (absolute) up to the root, if any.
 std::optional<ConfigLocation> find_config(const std::filesystem::path& start_dir);
+
+// What the search from `start_dir` (absolute) up to the root can see: every candidate file
+// that exists there, with its modification time and size. Two stamps differ when a
+// configuration file that may apply was created, changed or removed; the server compares
+// them for clients that cannot watch files.
+struct ConfigStamp {
+  struct Seen {
+    std::filesystem::path file;
+    std::filesystem::file_time_type modified;
+    std::uintmax_t size = 0;
+    friend bool operator==(const Seen&, const Seen&) = default;
+  };
+  std::vector<Seen> files;
+  friend bool operator==(const ConfigStamp&, const ConfigStamp&) = default;
+};
+ConfigStamp config_stamp(const std::filesystem::path& start_dir);
 
 // Reads and validates one file; messages name it as `display`.
 ConfigResult load_config(const ConfigLocation& location, const std::string& display);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <fstream>
 #include <set>
 #include <system_error>
 
@@ -48,6 +49,34 @@ std::string relative_form(const fs::path& display, const fs::path& base_dir) {
   return s;
 }
 
+// Without a trailing separator ("dir/." normalises to "dir/"), so that its parent is the
+// directory above it.
+fs::path absolute_normal(const fs::path& p) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(p, ec);
+  fs::path normal = (ec ? p : absolute).lexically_normal();
+  return normal.has_filename() ? normal : normal.parent_path();
+}
+
+// The directories above `dir` (absolute) whose .gitignore applies to it: those up to its
+// repository's root, none when `dir` is not inside a repository (git reads no .gitignore
+// there, and one in a home directory must not hide a project).
+std::vector<fs::path> gitignore_ancestors(const fs::path& dir) {
+  std::vector<fs::path> above;
+  std::error_code ec;
+  for (fs::path d = dir; !fs::exists(d / ".git", ec); d = d.parent_path()) {
+    if (d.parent_path() == d || d.parent_path().empty()) return {};
+    above.push_back(d.parent_path());
+  }
+  return above;
+}
+
+// The .gitignore patterns of one directory, and where they are matched from.
+struct IgnoreScope {
+  fs::path dir;  // absolute, normalised
+  std::vector<std::string> patterns;
+};
+
 class Walker {
  public:
   Walker(const DiscoveryOptions& options, DiscoveryResult& result)
@@ -59,14 +88,18 @@ class Walker {
   void add_input(const std::string& input);
 
  private:
-  void walk(const fs::path& dir, const fs::path& display);
-  void visit_entry(const fs::directory_entry& entry, const fs::path& display);
+  void walk(const fs::path& dir, const fs::path& display, const fs::path& absolute);
+  void visit_entry(const fs::directory_entry& entry, const fs::path& display,
+                   const fs::path& absolute);
   bool user_excluded(const fs::path& display) const;
+  bool gitignored(const fs::path& absolute) const;
+  void push_gitignore(const fs::path& dir);
   void add_file(const fs::path& location, const fs::path& display);
 
   const DiscoveryOptions& options_;
   DiscoveryResult& result_;
   std::vector<std::string> patterns_;
+  std::vector<IgnoreScope> ignores_;  // the .gitignore files that apply where the walk is
   std::set<fs::path> visited_dirs_;  // canonical: a symlink cycle is entered once
 };
 
@@ -79,7 +112,11 @@ void Walker::add_input(const std::string& input) {
     return;
   }
   if (fs::is_directory(status)) {
-    walk(location, location.lexically_normal());
+    fs::path absolute = absolute_normal(location);
+    if (options_.respect_gitignore)
+      for (const fs::path& dir : gitignore_ancestors(absolute)) push_gitignore(dir);
+    walk(location, location.lexically_normal(), absolute);
+    ignores_.clear();
     return;
   }
   // A named file is checked whatever the excludes say, but only if it is Python.
@@ -91,7 +128,7 @@ void Walker::add_input(const std::string& input) {
   add_file(location, location);
 }
 
-void Walker::walk(const fs::path& dir, const fs::path& display) {
+void Walker::walk(const fs::path& dir, const fs::path& display, const fs::path& absolute) {
   std::error_code ec;
   fs::path canonical = fs::canonical(dir, ec);
   if (ec || !visited_dirs_.insert(canonical).second) return;
@@ -101,6 +138,8 @@ void Walker::walk(const fs::path& dir, const fs::path& display) {
         {display_form(display), "could not read directory: " + ec.message()});
     return;
   }
+  std::size_t scopes = ignores_.size();
+  if (options_.respect_gitignore) push_gitignore(absolute);
   // Sorted, so that which of two links to one directory claims its files is reproducible.
   std::vector<fs::directory_entry> entries;
   for (; it != fs::directory_iterator(); it.increment(ec)) {
@@ -109,18 +148,36 @@ void Walker::walk(const fs::path& dir, const fs::path& display) {
   }
   std::sort(entries.begin(), entries.end());
   for (const fs::directory_entry& entry : entries)
-    visit_entry(entry, display / entry.path().filename());
+    visit_entry(entry, display / entry.path().filename(), absolute / entry.path().filename());
+  ignores_.resize(scopes);
 }
 
-void Walker::visit_entry(const fs::directory_entry& entry, const fs::path& display) {
+void Walker::visit_entry(const fs::directory_entry& entry, const fs::path& display,
+                         const fs::path& absolute) {
   std::error_code ec;
   if (entry.is_directory(ec)) {
-    if (is_builtin_excluded(entry.path().filename().string()) || user_excluded(display)) return;
-    walk(entry.path(), display);
+    if (is_builtin_excluded(entry.path().filename().string()) || user_excluded(display) ||
+        gitignored(absolute))
+      return;
+    walk(entry.path(), display, absolute);
     return;
   }
   if (entry.path().extension() != ".py" || !entry.is_regular_file(ec)) return;
-  if (!user_excluded(display)) add_file(entry.path(), display);
+  if (!user_excluded(display) && !gitignored(absolute)) add_file(entry.path(), display);
+}
+
+void Walker::push_gitignore(const fs::path& dir) {
+  std::vector<std::string> patterns = gitignore_patterns(dir);
+  if (!patterns.empty()) ignores_.push_back({dir, std::move(patterns)});
+}
+
+bool Walker::gitignored(const fs::path& absolute) const {
+  for (const IgnoreScope& scope : ignores_) {
+    std::string relative = absolute.lexically_relative(scope.dir).generic_string();
+    for (const std::string& p : scope.patterns)
+      if (matches_exclude_pattern(relative, p)) return true;
+  }
+  return false;
 }
 
 bool Walker::user_excluded(const fs::path& display) const {
@@ -153,6 +210,20 @@ void sort_and_dedupe(std::vector<SourceFile>& files) {
 bool is_builtin_excluded(std::string_view name) {
   return std::find(kBuiltinExcludes.begin(), kBuiltinExcludes.end(), name) !=
          kBuiltinExcludes.end();
+}
+
+std::vector<std::string> gitignore_patterns(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::ifstream in(dir / ".gitignore");
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
+    if (line[0] == '/') line.erase(0, 1);
+    if (line.empty()) continue;
+    out.push_back(line);
+  }
+  return out;
 }
 
 bool matches_exclude_pattern(std::string_view path, std::string_view pattern) {

@@ -8,6 +8,11 @@
 // to `base_dir` (the directory the run started from) AND, with a configuration file, relative
 // to its directory, so `--exclude 'sub/*.py'` works the same for `check .` and
 // `check /abs/project` (the reference matched the first form only).
+//
+// With `respect_gitignore` (check's default, and the server's workspace scan) the walk also
+// skips what .gitignore files list: the .gitignore of every directory it walks, matched
+// relative to that directory, and those of the directories above a named directory up to its
+// repository's root (the first with a .git entry). Explicitly named files are still checked.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +36,7 @@ struct DiscoveryOptions {
   std::vector<std::string> excludes;  // user patterns (configuration and --exclude)
   std::filesystem::path base_dir;     // absolute; relative-path matching starts here
   std::filesystem::path config_dir;   // absolute or empty; patterns also match relative to it
+  bool respect_gitignore = false;     // skip what .gitignore files list (see above)
 };
 
 struct DiscoveryResult {
@@ -48,6 +54,12 @@ void sort_and_dedupe(std::vector<SourceFile>& files);
 
 // A directory name the walk never enters (.git, venv, __pycache__, ...).
 bool is_builtin_excluded(std::string_view name);
+
+// One directory's .gitignore as exclude patterns, matched with matches_exclude_pattern
+// relative to that directory. A simplification of git's rules: comments, blank lines and
+// negations (`!keep.py`) are skipped, a leading '/' is dropped (so the pattern also matches
+// deeper down), and a trailing '/' matches files as well as directories.
+std::vector<std::string> gitignore_patterns(const std::filesystem::path& dir);
 
 // The reference's test for one pattern `p` (trailing '/' removed): shell-glob match of the
 // whole path against `p` or `p/*` (where `*` also matches '/'), or "/p/" occurs in "/path/".

@@ -31,9 +31,10 @@ std::vector<RuleInfo> build_catalogue() {
   std::vector<RuleInfo> out;
   for (const rules::RuleMeta& r : rules::all_rules())
     out.push_back({r.code, r.slug, r.default_severity, analysis::category_name(r.category),
-                   r.summary, r.explanation, r.has_fix});
+                   r.summary, r.explanation, r.fix});
   out.push_back({kUnusedSuppressionCode, "unused-suppression", analysis::Severity::Warning,
-                 kSuppressionCategory, kUnusedSummary, kUnusedExplanation, false});
+                 kSuppressionCategory, kUnusedSummary, kUnusedExplanation,
+                 rules::FixPolicy::None});
   return out;
 }
 

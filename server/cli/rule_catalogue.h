@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "analysis/findings.h"
+#include "rules/registry.h"
 
 namespace preflight::server {
 
@@ -22,7 +23,7 @@ struct RuleInfo {
   std::string_view category;  // "CRITICAL_OOM", ..., or "SUPPRESSION" for PF100
   std::string_view summary;
   std::string_view explanation;
-  bool has_fix;
+  rules::FixPolicy fix;
 };
 
 std::span<const RuleInfo> rule_catalogue();

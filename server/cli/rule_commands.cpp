@@ -25,6 +25,35 @@ std::string lower(std::string_view s) {
 
 std::string_view level(const RuleInfo& r) { return analysis::severity_name(r.default_severity); }
 
+using rules::FixPolicy;
+
+// The policy's name in `rules --format json` and the table of docs/rules.md.
+std::string_view fix_policy_name(FixPolicy p) {
+  switch (p) {
+    case FixPolicy::None: return "none";
+    case FixPolicy::Safe: return "safe";
+    case FixPolicy::SafeWhenProven: return "safe-when-proven";
+    case FixPolicy::UnsafeOnly: return "unsafe-only";
+  }
+  return "none";
+}
+
+// Exactly what `check --fix` does with the rule's findings.
+std::string_view fix_policy_sentence(FixPolicy p) {
+  switch (p) {
+    case FixPolicy::None: return "none: no fix is offered, --fix changes nothing for this rule";
+    case FixPolicy::Safe: return "safe: applied by --fix wherever a fix is offered";
+    case FixPolicy::SafeWhenProven:
+      return "applied by --fix where the fix is proven safe at the site; otherwise offered as "
+             "unsafe in the editor, never applied by --fix";
+    case FixPolicy::UnsafeOnly: return "unsafe: offered in the editor, never applied by --fix";
+  }
+  return "";
+}
+
+// --fix can change code for this rule.
+bool fix_applies(FixPolicy p) { return p == FixPolicy::Safe || p == FixPolicy::SafeWhenProven; }
+
 std::string with_newline(std::string_view s) {
   std::string out(s);
   if (!out.empty() && out.back() != '\n') out += '\n';
@@ -42,7 +71,7 @@ std::string markdown_section(const RuleInfo& r) {
   return "## " + std::string(r.code) + "\n\n" + "**`" + std::string(r.slug) + "`**: " +
          std::string(r.summary) + "\n\n" + "- Default level: `" + std::string(level(r)) +
          "`\n" + "- Category: `" + std::string(r.category) + "`\n" +
-         "- Autofix: " + (r.has_fix ? "yes" : "no") + "\n\n" + "```text\n" +
+         "- Autofix: " + std::string(fix_policy_sentence(r.fix)) + "\n\n" + "```text\n" +
          with_newline(r.explanation.empty() ? r.summary : r.explanation) + "```\n";
 }
 
@@ -85,13 +114,15 @@ std::string rules_markdown() {
       "A fix is `safe`, and applied by `--fix`, only when it is proven not to change what the\n"
       "code computes: `.detach()` only on a proven tensor whose stored copy no backward, return\n"
       "or caller can still need. Every other fix is offered as `unsafe` and never applied by\n"
-      "`--fix`.\n\n"
+      "`--fix`. The Autofix column says which: `safe` (every fix the rule offers is applied),\n"
+      "`safe-when-proven` (applied where proven safe at the site, otherwise offered as unsafe),\n"
+      "`unsafe-only` (offered in the editor, never applied by `--fix`) or `none`.\n\n"
       "| Code | Name | Default level | Category | Autofix | Summary |\n"
       "|---|---|---|---|---|---|\n";
   for (const RuleInfo& r : rule_catalogue())
     out += "| [" + std::string(r.code) + "](#" + lower(r.code) + ") | `" + std::string(r.slug) +
            "` | " + std::string(level(r)) + " | " + std::string(r.category) + " | " +
-           (r.has_fix ? "yes" : "no") + " | " + table_cell(r.summary) + " |\n";
+           std::string(fix_policy_name(r.fix)) + " | " + table_cell(r.summary) + " |\n";
   for (const RuleInfo& r : rule_catalogue()) out += "\n" + markdown_section(r);
   return out;
 }
@@ -106,7 +137,8 @@ nlohmann::ordered_json rules_json() {
     j["category"] = r.category;
     j["summary"] = r.summary;
     j["explanation"] = r.explanation;
-    j["fixable"] = r.has_fix;
+    j["fixable"] = fix_applies(r.fix);  // --fix may change code for it
+    j["fix"] = fix_policy_name(r.fix);
     if (std::string uri = rule_help_uri(r.code); !uri.empty()) j["help_uri"] = uri;
     all.push_back(std::move(j));
   }
@@ -138,7 +170,7 @@ int run_explain(std::string_view code, std::ostream& out, std::ostream& err) {
   out << rule->code << " (" << rule->slug << "): " << rule->summary << "\n\n"
       << "Default level: " << level(*rule) << "\n"
       << "Category:      " << rule->category << "\n"
-      << "Autofix:       " << (rule->has_fix ? "yes" : "no") << "\n"
+      << "Autofix:       " << fix_policy_sentence(rule->fix) << "\n"
       << "Docs:          "
       << (rule_help_uri(rule->code).empty() ? "docs/rules.md#" + lower(rule->code) + " (shipped with preflight)"
                                              : rule_help_uri(rule->code))

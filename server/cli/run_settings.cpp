@@ -193,6 +193,7 @@ FileSettings merge_settings(const Config& config, const CheckArgs& args,
   f.excludes = config.exclude;
   f.excludes.insert(f.excludes.end(), args.exclude.begin(), args.exclude.end());
   if (!config.file.empty()) f.config_dir = config.dir;
+  f.respect_gitignore = !args.no_respect_gitignore && config.respect_gitignore.value_or(true);
   return f;
 }
 

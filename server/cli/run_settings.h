@@ -2,7 +2,8 @@
 // run-wide settings (format, --fix/--diff, jobs, colour) and, for each configuration file
 // the inputs resolve to, the settings of the files found under those inputs (rules, severity
 // overrides, gate, excludes). Command-line precedence: --select replaces the configured
-// list, --ignore adds to it, --exclude appends, --fail-on and --target-gpu replace.
+// list, --ignore adds to it, --exclude appends, --fail-on and --target-gpu replace,
+// --no-respect-gitignore turns respect_gitignore off.
 #pragma once
 
 #include <filesystem>
@@ -45,6 +46,7 @@ struct FileSettings {
   std::optional<std::string> target_gpu;
   std::vector<std::string> excludes;  // configured, then --exclude
   std::filesystem::path config_dir;   // empty without a configuration file
+  bool respect_gitignore = true;      // discovery skips what .gitignore files list
 };
 
 // The inputs that share one configuration file (or none), with their merged settings.

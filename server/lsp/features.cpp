@@ -1,6 +1,8 @@
 #include "server/lsp/features.h"
 
+#include <algorithm>
 #include <span>
+#include <vector>
 
 #include "server/cli/fix_apply.h"
 #include "server/cli/rule_catalogue.h"
@@ -64,6 +66,20 @@ std::optional<std::size_t> comment_start(std::string_view line) {
 
 json action(std::string title, const char* kind, json edit) {
   return json{{"title", std::move(title)}, {"kind", kind}, {"edit", std::move(edit)}};
+}
+
+// Adds a quick fix for `diagnostic`, or, when an action with the same title and edit is
+// already offered (two findings of one rule on a line share "Ignore TGxxx on this line"),
+// names the diagnostic on that one instead of offering it twice.
+void add_quickfix(json& actions, json a, const json& diagnostic) {
+  for (json& existing : actions)
+    if (existing["title"] == a["title"] && existing["edit"] == a["edit"]) {
+      existing["diagnostics"].push_back(diagnostic);
+      if (a.value("isPreferred", false)) existing["isPreferred"] = true;
+      return;
+    }
+  a["diagnostics"] = json::array({diagnostic});
+  actions.push_back(std::move(a));
 }
 
 }  // namespace
@@ -130,19 +146,17 @@ json code_actions(const Snapshot& doc, const json& params, const ClientCapabilit
     for (std::size_t i = 0; i < findings.size(); ++i) {
       const Finding& f = findings[i];
       if (!overlaps(f.range, *range) && !in_context(params, doc.diagnostics[i])) continue;
-      json diagnostic = json::array({doc.diagnostics[i]});
       for (const auto& fix : f.fixes) {
         if (fix.safety == analysis::FixSafety::DisplayOnly || fix.edits.empty()) continue;
         json a = action(fix_title(fix), "quickfix",
                         workspace_edit(doc.uri, doc.version, text_edits(fix.edits, doc.map), caps));
-        a["diagnostics"] = diagnostic;
         if (&fix == f.safe_fix()) a["isPreferred"] = true;
-        actions.push_back(std::move(a));
+        add_quickfix(actions, std::move(a), doc.diagnostics[i]);
       }
-      json ignore = action("Ignore " + f.code + " on this line", "quickfix",
-                           workspace_edit(doc.uri, doc.version, ignore_edit(doc, f.range.begin, f.code), caps));
-      ignore["diagnostics"] = diagnostic;
-      actions.push_back(std::move(ignore));
+      add_quickfix(actions,
+                   action("Ignore " + f.code + " on this line", "quickfix",
+                          workspace_edit(doc.uri, doc.version, ignore_edit(doc, f.range.begin, f.code), caps)),
+                   doc.diagnostics[i]);
     }
   }
   if (wanted(params, kFixAllKind)) {
@@ -164,12 +178,10 @@ std::string_view first_paragraph(std::string_view text) {
   return end == std::string_view::npos ? text : text.substr(0, end);
 }
 
-std::string hover_text(const Snapshot& doc, const Finding& f, bool markdown) {
-  const server::RuleInfo* info = server::find_rule_info(f.code);
+// One finding's own part: its evidence chain, hint and quick fixes.
+std::string finding_details(const Snapshot& doc, const Finding& f, bool markdown) {
   std::string bold = markdown ? "**" : "";
-  std::string out = bold + f.code + (info ? " " + std::string(info->slug) : "") + bold + " (" +
-                    severity_word(shown_severity(f, *doc.settings)) + ")\n\n" + f.message + "\n";
-  if (info) out += "\n" + std::string(first_paragraph(info->explanation)) + "\n";
+  std::string out;
   if (!f.evidence.empty()) {
     out += "\n" + bold + "Evidence" + bold + "\n";
     for (std::size_t i = 0; i < f.evidence.size(); ++i)
@@ -184,20 +196,53 @@ std::string hover_text(const Snapshot& doc, const Finding& f, bool markdown) {
   return out;
 }
 
+// The findings of one rule under the cursor: the rule and its explanation once, then each
+// finding's message and details (stacked findings repeated the explanation, 3,300
+// characters for three).
+std::string rule_hover(const Snapshot& doc, const std::vector<const Finding*>& group, bool markdown) {
+  const std::string& code = group.front()->code;
+  const server::RuleInfo* info = server::find_rule_info(code);
+  std::string bold = markdown ? "**" : "";
+  std::string out = bold + code + (info ? " " + std::string(info->slug) : "") + bold;
+  auto severity = [&](const Finding& f) { return severity_word(shown_severity(f, *doc.settings)); };
+  if (group.size() == 1) {
+    const Finding& f = *group.front();
+    out += " (" + severity(f) + ")\n\n" + f.message + "\n";
+    if (info) out += "\n" + std::string(first_paragraph(info->explanation)) + "\n";
+    return out + finding_details(doc, f, markdown);
+  }
+  out += ": " + std::to_string(group.size()) + " findings\n";
+  if (info) out += "\n" + std::string(first_paragraph(info->explanation)) + "\n";
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    const Finding& f = *group[i];
+    out += "\n" + bold + std::to_string(i + 1) + ". " + severity(f) + bold + ": " + f.message + "\n" +
+           finding_details(doc, f, markdown);
+  }
+  return out;
+}
+
 }  // namespace
 
 json hover(const Snapshot& doc, const json& params, const ClientCapabilities& caps) {
   std::optional<uint32_t> at = params.contains("position") ? doc.map.offset(params["position"]) : std::nullopt;
   if (!at) return nullptr;
-  std::string value;
+  // The findings under the cursor, grouped by rule in order of first appearance.
+  std::vector<std::vector<const Finding*>> groups;
   std::optional<ByteRange> span;
   for (const Finding& f : doc.result.findings) {
     if (f.range.begin > *at || *at > f.range.end) continue;
-    if (!value.empty()) value += caps.markdown_hover ? "\n---\n\n" : "\n\n";
-    value += hover_text(doc, f, caps.markdown_hover);
+    auto same_rule = [&](const auto& g) { return g.front()->code == f.code; };
+    auto group = std::find_if(groups.begin(), groups.end(), same_rule);
+    if (group == groups.end()) groups.push_back({&f});
+    else group->push_back(&f);
     span = span ? ByteRange{std::min(span->begin, f.range.begin), std::max(span->end, f.range.end)} : f.range;
   }
-  if (value.empty()) return nullptr;
+  if (groups.empty()) return nullptr;
+  std::string value;
+  for (const auto& group : groups) {
+    if (!value.empty()) value += caps.markdown_hover ? "\n---\n\n" : "\n\n";
+    value += rule_hover(doc, group, caps.markdown_hover);
+  }
   return {{"contents", {{"kind", caps.markdown_hover ? "markdown" : "plaintext"}, {"value", value}}},
           {"range", doc.map.range(*span)}};
 }

@@ -12,7 +12,8 @@ namespace preflight::lsp {
 inline constexpr const char* kFixAllKind = "source.fixAll.preflight";
 
 // textDocument/codeAction: for each finding overlapping the range, its fixes (the safe one
-// preferred, unsafe ones titled as such) and "Ignore TGxxx on this line"; plus
+// preferred, unsafe ones titled as such) and "Ignore TGxxx on this line"; an action two
+// findings share (same title and edit) is offered once, naming both diagnostics; plus
 // source.fixAll.preflight when the document has safe fixes. Honours context.only.
 nlohmann::json code_actions(const Snapshot& doc, const nlohmann::json& params, const ClientCapabilities& caps);
 
@@ -28,7 +29,8 @@ nlohmann::json fix_all_edits(const Snapshot& doc);
 nlohmann::json ignore_edit(const Snapshot& doc, uint32_t offset, const std::string& code);
 
 // textDocument/hover over a finding: the rule, why it costs, the evidence chain, the fix.
-// null when the position is on no finding.
+// Findings of one rule under the cursor share the rule's explanation. null when the
+// position is on no finding.
 nlohmann::json hover(const Snapshot& doc, const nlohmann::json& params, const ClientCapabilities& caps);
 
 }  // namespace preflight::lsp

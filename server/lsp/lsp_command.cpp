@@ -4,6 +4,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <iostream>
 
 #include "server/lsp/server.h"
@@ -13,9 +15,10 @@ namespace preflight::lsp {
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
   CLI::App* cmd = app.add_subcommand("lsp", "Run the language server over stdin/stdout (LSP 3.17)");
   cmd->add_option("--log-file", args.log_file, "Write the server log to this file instead of stderr");
-  cmd->add_option("--log-level", args.log_level, "trace, debug, info, warn, error or off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
-      ->capture_default_str();
+  cmd->add_option("--log-level", args.log_level,
+                  "trace, debug, info, warn, error or off (default: info into --log-file or onto a "
+                  "terminal, warn when stderr is not a terminal)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cmd->add_option("--debounce-ms", args.debounce_ms, "Quiet time after an edit before it is analysed")
       ->check(CLI::Range(0, 2000))
       ->capture_default_str();
@@ -26,6 +29,10 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
   cmd->add_option("--workers", args.workers, "Analysis threads")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_flag("--stdio", args.stdio, "Talk over stdin/stdout (the default and only transport)");
   return cmd;
+}
+
+std::string default_log_level(bool to_log_file, bool stderr_is_terminal) {
+  return to_log_file || stderr_is_terminal ? "info" : "warn";
 }
 
 int run_lsp(const LspArgs& args) {
@@ -40,7 +47,10 @@ int run_lsp(const LspArgs& args) {
     std::cerr << "preflight lsp: cannot open the log file: " << e.what() << "\n";
     return 2;
   }
-  log->set_level(spdlog::level::from_str(args.log_level));
+  std::string level = args.log_level.empty()
+                          ? default_log_level(!args.log_file.empty(), ::isatty(STDERR_FILENO) != 0)
+                          : args.log_level;
+  log->set_level(spdlog::level::from_str(level));
   log->flush_on(spdlog::level::info);
   ServerOptions options;
   options.debounce_ms = args.debounce_ms;

@@ -8,7 +8,7 @@ namespace preflight::lsp {
 
 struct LspArgs {
   std::string log_file;         // empty: stderr
-  std::string log_level = "info";
+  std::string log_level;         // empty: default_log_level()
   int debounce_ms = 50;
   unsigned workers = 2;
   int analysis_timeout_ms = 10'000;  // per document analysis; past it: "too complex"
@@ -16,6 +16,10 @@ struct LspArgs {
 };
 
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
+
+// `info` into a log file or onto a terminal; `warn` when stderr is not a terminal: an
+// editor reads the server's stderr, and Neovim logs every line it gets there as an error.
+std::string default_log_level(bool to_log_file, bool stderr_is_terminal);
 int run_lsp(const LspArgs& args);
 
 }  // namespace preflight::lsp

@@ -137,6 +137,7 @@ struct LanguageServer::Impl {
   std::shared_ptr<const ClientCapabilities> caps = std::make_shared<ClientCapabilities>();
   ClientSettings init_settings, workspace_settings;
   std::map<fs::path, server::ConfigResult> configs;  // by directory searched from
+  std::map<fs::path, server::ConfigStamp> config_stamps;  // what each search saw
   std::map<std::string, std::shared_ptr<Document>> documents;
   std::vector<fs::path> folders;
   asio::steady_timer parent_watch;
@@ -609,7 +610,8 @@ struct LanguageServer::Impl {
     if (m == "workspace/didChangeConfiguration") return did_change_configuration(n.params);
     if (m == "workspace/didChangeWatchedFiles") return did_change_watched_files();
     if (m == "workspace/didChangeWorkspaceFolders") return did_change_folders(n.params);
-    // didSave and everything else: nothing to do (unknown notifications are ignored).
+    if (m == "textDocument/didSave") return reread_config_if_changed(uri_to_path(require_uri(n.params)));
+    // Everything else: nothing to do (unknown notifications are ignored).
   }
 
   void after_initialized() {
@@ -645,6 +647,7 @@ struct LanguageServer::Impl {
     auto doc = std::make_shared<Document>(uri, pool.get_executor());
     doc->path = uri_to_path(uri);
     doc->newest_version = version;
+    reread_config_if_changed(doc->path);
     documents[uri] = doc;
     auto settings = doc->path ? settings_for(*doc->path) : default_settings();
     post_work(doc->strand, "textDocument/didOpen", nullptr,
@@ -666,6 +669,7 @@ struct LanguageServer::Impl {
       options.log->warn("{}: version {} after {}: versions must increase; applying the change in arrival order",
                         uri, version, doc->newest_version.load());
     doc->newest_version = version;
+    reread_config_if_changed(doc->path);
     post_work(doc->strand, "textDocument/didChange", nullptr, [this, doc, version, changes = params["contentChanges"]] {
       apply_changes(*doc, changes);
       doc->version = version;
@@ -728,7 +732,17 @@ struct LanguageServer::Impl {
 
   void did_change_watched_files() {
     configs.clear();
+    config_stamps.clear();
     refresh_all();
+  }
+
+  // Clients that cannot watch files (Neovim 0.7) send no didChangeWatchedFiles: on didOpen,
+  // didSave and didChange the configuration files a document's directory resolved to are
+  // stat'ed again, and every setting is re-read when one was created, changed or removed.
+  void reread_config_if_changed(const std::optional<fs::path>& document) {
+    if (!document) return;
+    auto it = config_stamps.find(document->parent_path());
+    if (it != config_stamps.end() && it->second != server::config_stamp(it->first)) did_change_watched_files();
   }
 
   void did_change_folders(const json& params) {
@@ -779,6 +793,7 @@ struct LanguageServer::Impl {
   server::Config project_config(const fs::path& dir) {
     auto it = configs.find(dir);
     if (it == configs.end()) {
+      config_stamps[dir] = server::config_stamp(dir);  // before reading: a later change differs
       server::ConfigResult loaded;
       if (auto location = server::find_config(dir)) {
         loaded = server::load_config(*location, location->file.string());

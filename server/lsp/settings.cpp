@@ -102,6 +102,7 @@ EffectiveSettings merge(const server::Config& project, const ClientSettings& ini
   e.target_gpu = project.target_gpu;
   e.excludes = project.exclude;
   e.config_dir = project.dir;
+  e.respect_gitignore = project.respect_gitignore.value_or(true);
   apply(e, init);
   apply(e, workspace);
   e.options.target_gpu = e.target_gpu.value_or("");

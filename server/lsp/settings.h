@@ -38,10 +38,11 @@ struct EffectiveSettings {
   std::optional<std::string> target_gpu;
   std::vector<std::string> excludes;  // from the project file: workspace scans skip these
   std::filesystem::path config_dir;
+  bool respect_gitignore = true;  // from the project file: workspace scans skip ignored files
   friend bool operator==(const EffectiveSettings& a, const EffectiveSettings& b) {
     return a.options == b.options &&
            a.severity == b.severity && a.target_gpu == b.target_gpu && a.excludes == b.excludes &&
-           a.config_dir == b.config_dir;
+           a.config_dir == b.config_dir && a.respect_gitignore == b.respect_gitignore;
   }
 };
 

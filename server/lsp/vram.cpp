@@ -34,8 +34,18 @@ namespace {
 // The anchor's line, as a zero-width range at its start: lenses and hovers sit on that line.
 json anchor_range(const Snapshot& doc, const est::ScriptJob& job) { return doc.map.range(job.anchor); }
 
+// Without a target GPU there is no verdict to give ("? unknown" for every new user): the
+// lens says how to set one, with the names the editors and the project file use.
+constexpr std::string_view kSetTargetHint =
+    "set a target GPU for a verdict: preflight.targetGpu, or target_gpu in [tool.preflight]";
+
+std::string lens_title(const est::EstimateReport& report) {
+  if (report.estimate.target || !report.estimate.known || report.compat_mode) return est::code_lens_title(report);
+  return est::peak_text(report) + " · " + std::string(kSetTargetHint);
+}
+
 json show_command(const Snapshot& doc, std::size_t index, const est::EstimateReport& report) {
-  return {{"title", est::code_lens_title(report)},
+  return {{"title", lens_title(report)},
           {"command", kShowVramReport},
           {"arguments", json::array({{{"uri", doc.uri}, {"job", index}, {"version", doc.version}}})}};
 }

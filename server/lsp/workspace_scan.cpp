@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <mutex>
 
 #include "protocol/jsonrpc.h"
@@ -58,9 +57,9 @@ std::vector<server::SourceFile> files_of(const fs::path& folder, SettingsCache& 
   auto folder_settings = settings.for_dir(folder);
   server::DiscoveryOptions options;
   options.excludes = folder_settings->excludes;
-  for (auto& p : gitignore_patterns(folder)) options.excludes.push_back(std::move(p));
   options.base_dir = folder;
   options.config_dir = folder_settings->config_dir;
+  options.respect_gitignore = folder_settings->respect_gitignore;
   return server::discover_files({folder.string()}, options).files;
 }
 
@@ -85,20 +84,6 @@ json report_for(const WorkspaceScan& scan, const server::SourceFile& file, Setti
 }  // namespace
 
 server::ReadResult read_document_file(const fs::path& path) { return server::read_source_file(path); }
-
-std::vector<std::string> gitignore_patterns(const fs::path& folder) {
-  std::vector<std::string> out;
-  std::ifstream in(folder / ".gitignore");
-  std::string line;
-  while (std::getline(in, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (line.empty() || line[0] == '#' || line[0] == '!') continue;
-    if (line[0] == '/') line.erase(0, 1);
-    if (line.empty()) continue;
-    out.push_back(line);
-  }
-  return out;
-}
 
 std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
   SettingsCache settings(scan);

@@ -1,7 +1,8 @@
 // workspace/diagnostic: every Python file under the workspace folders that is not open, read
 // from disk and checked with the settings its nearest configuration file gives, so the
 // problems panel lists files the user has not opened. Skips the built-in excludes, the
-// configured `exclude` patterns and the folder's .gitignore entries; a file it cannot read
+// configured `exclude` patterns and what .gitignore files list (the same walk as `check`,
+// server/cli/discovery; off with respect_gitignore = false); a file it cannot read
 // (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why.
 // Streams partial results and $/progress when the client gave tokens. Runs on a pool thread;
 // reads only its inputs.
@@ -48,9 +49,5 @@ std::optional<nlohmann::json> run_workspace_scan(const WorkspaceScan& scan);
 // A document read from disk for the editor: no text, and the reason, when it is missing,
 // unreadable or over the CLI's cap (server::kMaxSourceBytes).
 server::ReadResult read_document_file(const std::filesystem::path& path);
-
-// The folder's .gitignore as exclude patterns (rules.md §8 matching): comments, negations and
-// patterns with wildcards inside a directory part are skipped; a leading '/' is dropped.
-std::vector<std::string> gitignore_patterns(const std::filesystem::path& folder);
 
 }  // namespace preflight::lsp

@@ -259,6 +259,46 @@ TEST(Binary, UnusedSuppressionsThroughTheRealEngineAndADiscoveredConfig) {
   EXPECT_EQ(gated.code, 1);
 }
 
+// A single-value flag given twice takes the last value (torch-preflight's behaviour; a CI
+// wrapper appends its own --format or --fail-on to the user's arguments) instead of exit 2.
+TEST(Binary, ARepeatedSingleValueFlagTakesTheLastValue) {
+  RunResult github = run_preflight({"check", "--format", "sarif", "--format", "github",
+                                    "bad_train.py"}, examples_dir());
+  EXPECT_EQ(github.code, 1) << github.err;
+  EXPECT_TRUE(github.out.starts_with("::")) << github.out.substr(0, 200);
+  RunResult sarif = run_preflight({"check", "-f", "github", "--format=sarif", "bad_train.py"},
+                                  examples_dir());
+  EXPECT_EQ(sarif.code, 1) << sarif.err;
+  EXPECT_EQ(nlohmann::json::parse(sarif.out)["version"], "2.1.0");
+
+  TempDir dir;  // one note and nothing else: the gate decides the exit code
+  dir.write("probe.py", "def probe(model, loader, feats):\n    for idx, xb in enumerate(loader):\n"
+                        "        feats[idx] = model(xb)\n");
+  RunResult warning_gate = run_preflight({"check", "--fail-on", "note", "--fail-on", "warning",
+                                          "probe.py"}, dir.path().string());
+  EXPECT_EQ(warning_gate.code, 0) << warning_gate.out << warning_gate.err;
+  RunResult note_gate = run_preflight({"check", "--fail-on", "warning", "--fail-on", "note",
+                                       "probe.py"}, dir.path().string());
+  EXPECT_EQ(note_gate.code, 1) << note_gate.out << note_gate.err;
+
+  RunResult md = run_preflight({"rules", "--format", "json", "--format", "markdown"});
+  EXPECT_EQ(md.code, 0) << md.err;
+  EXPECT_EQ(md.out, testing::read_file(std::string(PF_SOURCE_DIR) + "/docs/rules.md"));
+  RunResult fix_twice = run_preflight({"check", "--diff", "--diff", "probe.py"}, dir.path().string());
+  EXPECT_EQ(fix_twice.code, 0) << fix_twice.err;
+}
+
+TEST(Binary, GitignoredFilesAreSkippedUnlessTurnedOffOrNamed) {
+  TempDir dir;
+  dir.write(".gitignore", "scratch/\n");
+  dir.write("scratch/broken.py", "def (:\n");  // a syntax error fails the run once checked
+  dir.write("train.py", "x = 1\n");
+  EXPECT_EQ(run_preflight({"check", "--no-color", "."}, dir.path().string()).out,
+            "No issues found in 1 file.\n");
+  EXPECT_EQ(run_preflight({"check", "--no-respect-gitignore", "."}, dir.path().string()).code, 1);
+  EXPECT_EQ(run_preflight({"check", "scratch/broken.py"}, dir.path().string()).code, 1);
+}
+
 TEST(Binary, CheckHelpDocumentsTheNewFlags) {
   RunResult r = run_preflight({"check", "--help"});
   EXPECT_EQ(r.code, 0);

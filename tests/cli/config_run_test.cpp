@@ -116,6 +116,31 @@ TEST(ConfigRun, ExcludesMatchRelativeToTheConfigurationDirectory) {
   EXPECT_EQ(paths, (std::vector<std::string>{(dir.path() / "proj/keep.py").string()}));
 }
 
+// check honours .gitignore by default, like the server's workspace scan; respect_gitignore =
+// false in the configuration or --no-respect-gitignore turns it off.
+TEST(ConfigRun, GitignoredFilesAreSkippedUnlessTurnedOff) {
+  TempDir dir;
+  dir.write(".gitignore", "generated/\n");
+  dir.write("generated/out.py", "leak\n");
+  dir.write("train.py", "leak\n");
+  auto checked_paths = [&](const CheckArgs& a) {
+    RunResult r = run_in(dir.path(), a);
+    EXPECT_EQ(r.err, "");
+    std::vector<std::string> paths;
+    Json report = Json::parse(r.out);
+    for (const Json& d : report["diagnostics"])
+      paths.push_back(fs::path(d["path"].get<std::string>()).lexically_relative(dir.path()).generic_string());
+    return paths;
+  };
+  EXPECT_EQ(checked_paths(json_args({"."})), (std::vector<std::string>{"train.py"}));
+  CheckArgs off = json_args({"."});
+  off.no_respect_gitignore = true;
+  EXPECT_EQ(checked_paths(off), (std::vector<std::string>{"generated/out.py", "train.py"}));
+  dir.write(".preflight.toml", "respect_gitignore = false\n");
+  EXPECT_EQ(checked_paths(json_args({"."})),
+            (std::vector<std::string>{"generated/out.py", "train.py"}));
+}
+
 TEST(ConfigRun, ExplicitConfigOverridesDiscovery) {
   TempDir dir;
   dir.write(".preflight.toml", "select = [\"TG001\"]\n");

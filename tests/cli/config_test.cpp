@@ -25,6 +25,7 @@ ignore = ["tg004"]
 exclude = ["third_party", "notebooks/*.py"]
 fail_on = "Warning"
 target_gpu = "a100-80gb"
+respect_gitignore = false
 
 [severity]
 tg001 = "note"
@@ -42,6 +43,7 @@ PF100 = "error"
   EXPECT_EQ(c.exclude, (std::vector<std::string>{"third_party", "notebooks/*.py"}));
   EXPECT_EQ(c.fail_on, Severity::Warning);
   EXPECT_EQ(c.target_gpu, "a100-80gb");
+  EXPECT_EQ(c.respect_gitignore, false);
   EXPECT_EQ(c.severity, (std::map<std::string, Severity>{
                             {"TG001", Severity::Note}, {"TG008", Severity::Error},
                             {"PF100", Severity::Error}}));
@@ -87,6 +89,8 @@ TEST(Config, BadValuesAreErrorsNamingFileLineAndColumn) {
       {"fail_on = 2\n",
        "x.toml:1:11: error: fail_on must be \"error\", \"warning\" or \"note\""},
       {"target_gpu = 80\n", "x.toml:1:14: error: target_gpu must be a GPU or instance name"},
+      {"respect_gitignore = \"no\"\n",
+       "x.toml:1:21: error: respect_gitignore must be true or false"},
       {"severity = \"error\"\n",
        "x.toml:1:12: error: [severity] must be a table of rule codes"},
       {"[severity]\nTG001 = \"critical\"\n",
@@ -173,6 +177,26 @@ TEST(ConfigDiscovery, OrderWithinOneDirectory) {
                                                                        : ConfigKind::WholeFile);
     fs::remove(dir.path() / name);
   }
+}
+
+// The server re-reads the configuration when the stamp of a document's directory changes.
+TEST(ConfigStamp, ChangesWhenAnApplicableFileIsCreatedChangedOrRemoved) {
+  TempDir dir;
+  fs::path sub = dir.path() / "pkg/sub";
+  fs::create_directories(sub);
+  ConfigStamp empty = config_stamp(sub);
+  EXPECT_EQ(config_stamp(sub), empty);
+  dir.write("pyproject.toml", "[tool.preflight]\n");
+  ConfigStamp created = config_stamp(sub);
+  EXPECT_NE(created, empty);
+  EXPECT_EQ(config_stamp(sub), created);  // nothing changed: equal
+  dir.write("pyproject.toml", "[tool.preflight]\nignore = [\"TG001\"]\n");
+  ConfigStamp changed = config_stamp(sub);
+  EXPECT_NE(changed, created);
+  dir.write("pkg/.preflight.toml", "");
+  EXPECT_NE(config_stamp(sub), changed);
+  fs::remove(dir.path() / "pkg/.preflight.toml");
+  EXPECT_EQ(config_stamp(sub), changed);
 }
 
 TEST(ConfigDiscovery, WalksUpAndPassesOverAPyprojectWithoutTheTable) {

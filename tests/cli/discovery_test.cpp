@@ -25,6 +25,10 @@ DiscoveryResult discover(const std::vector<std::string>& inputs,
   return discover_files(inputs, {std::move(excludes), std::move(base), {}});
 }
 
+DiscoveryResult discover_respecting_gitignore(const std::vector<std::string>& inputs) {
+  return discover_files(inputs, {{}, {}, {}, /*respect_gitignore=*/true});
+}
+
 // Changes the working directory for one test and restores it.
 class CurrentDirGuard {
  public:
@@ -142,6 +146,55 @@ TEST(Discovery, EachFileOnceWhenNamedTwice) {
   fs::path a = dir.write("a.py", "");
   DiscoveryResult r = discover({dir.path().string(), a.string(), a.string()});
   EXPECT_EQ(relative_paths(r, dir.path()), (std::vector<std::string>{"a.py"}));
+}
+
+// A repository: the root's .gitignore applies everywhere below it, a nested one only under its
+// own directory; comments and negations are skipped.
+TEST(Discovery, GitignoredFilesAreSkippedOnlyWhenAsked) {
+  TempDir dir;
+  fs::create_directories(dir.path() / ".git");
+  dir.write(".gitignore", "# generated code\n/generated/\n*_pb2.py\n!keep_pb2.py\n\n");
+  dir.write("sub/.gitignore", "local.py\r\n");
+  for (const char* name : {"main.py", "generated/x.py", "api_pb2.py", "keep_pb2.py",
+                           "sub/local.py", "sub/kept.py", "other/local.py"})
+    dir.write(name, "x = 1\n");
+  EXPECT_EQ(relative_paths(discover_respecting_gitignore({dir.path().string()}), dir.path()),
+            (std::vector<std::string>{"main.py", "other/local.py", "sub/kept.py"}));
+  EXPECT_EQ(relative_paths(discover({dir.path().string()}), dir.path()),
+            (std::vector<std::string>{"api_pb2.py", "generated/x.py", "keep_pb2.py", "main.py",
+                                      "other/local.py", "sub/kept.py", "sub/local.py"}));
+}
+
+// `check pkg` inside a repository reads the .gitignore files between pkg and the repository
+// root; outside a repository no .gitignore above the named directory applies.
+TEST(Discovery, GitignoresAboveANamedDirectoryApplyUpToTheRepositoryRoot) {
+  TempDir dir;
+  dir.write(".gitignore", "pkg\n");  // above the repository: never read
+  dir.write("repo/.gitignore", "gen\n");
+  dir.write("repo/pkg/gen/x.py", "x = 1\n");
+  dir.write("repo/pkg/a.py", "x = 1\n");
+  fs::path pkg = dir.path() / "repo/pkg";
+  EXPECT_EQ(relative_paths(discover_respecting_gitignore({pkg.string()}), pkg),
+            (std::vector<std::string>{"a.py", "gen/x.py"}));  // no .git yet: not a repository
+  fs::create_directories(dir.path() / "repo/.git");
+  EXPECT_EQ(relative_paths(discover_respecting_gitignore({pkg.string()}), pkg),
+            (std::vector<std::string>{"a.py"}));
+}
+
+TEST(Discovery, ANamedFileIsCheckedEvenWhenGitignored) {
+  TempDir dir;
+  dir.write(".gitignore", "scratch.py\ngen/\n");
+  fs::path scratch = dir.write("scratch.py", "x = 1\n");
+  fs::path generated = dir.write("gen/out.py", "x = 1\n");
+  DiscoveryResult r = discover_respecting_gitignore({scratch.string(), generated.string()});
+  EXPECT_EQ(relative_paths(r, dir.path()), (std::vector<std::string>{"gen/out.py", "scratch.py"}));
+}
+
+TEST(Gitignore, PatternsSkipCommentsNegationsAndALeadingSlash) {
+  TempDir dir;
+  dir.write(".gitignore", "# c\n/build_out/\n!keep.py\n*.tmp.py  \n/\n");
+  EXPECT_EQ(gitignore_patterns(dir.path()), (std::vector<std::string>{"build_out/", "*.tmp.py"}));
+  EXPECT_TRUE(gitignore_patterns(dir.path() / "none").empty());
 }
 
 TEST(ExcludePattern, FollowsTheReferenceRules) {

@@ -51,8 +51,35 @@ TEST(RuleDocs, JsonIsAnArrayOfTheMetadata) {
   EXPECT_EQ(j[0]["category"], first.category);
   EXPECT_EQ(j[0]["summary"], first.summary);
   EXPECT_EQ(j[0]["explanation"], first.explanation);
-  EXPECT_EQ(j[0]["fixable"], first.has_fix);
+  EXPECT_EQ(j[0]["fixable"], true);  // TG001: --fix applies its fix where proven safe
+  EXPECT_EQ(j[0]["fix"], "safe-when-proven");
   EXPECT_FALSE(j[0].contains("help_uri"));  // no public documentation URL is configured
+}
+
+// `explain` states exactly what --fix does: TG004's pin_memory and TG014's division are
+// offered as unsafe only, so --fix never applies them (it said "Autofix: yes").
+TEST(RuleDocs, ExplainStatesWhatFixDoes) {
+  auto autofix_line = [](const char* code) {
+    std::ostringstream out, err;
+    EXPECT_EQ(run_explain(code, out, err), 0) << code;
+    std::string text = out.str();
+    std::size_t at = text.find("\nAutofix:       ");
+    return at == std::string::npos ? std::string() : text.substr(at + 16, text.find('\n', at + 1) - at - 16);
+  };
+  EXPECT_EQ(autofix_line("TG004"), "unsafe: offered in the editor, never applied by --fix");
+  EXPECT_EQ(autofix_line("TG014"), "unsafe: offered in the editor, never applied by --fix");
+  EXPECT_EQ(autofix_line("TG001"),
+            "applied by --fix where the fix is proven safe at the site; otherwise offered as "
+            "unsafe in the editor, never applied by --fix");
+  EXPECT_EQ(autofix_line("TG005"), "safe: applied by --fix wherever a fix is offered");
+  EXPECT_EQ(autofix_line("TG003"), "none: no fix is offered, --fix changes nothing for this rule");
+  EXPECT_EQ(autofix_line("PF100"), "none: no fix is offered, --fix changes nothing for this rule");
+  nlohmann::ordered_json j = rules_json();
+  for (const nlohmann::ordered_json& rule : j)
+    if (rule["code"] == "TG004" || rule["code"] == "TG014") {
+      EXPECT_EQ(rule["fixable"], false) << rule["code"];
+      EXPECT_EQ(rule["fix"], "unsafe-only") << rule["code"];
+    }
 }
 
 TEST(RuleDocs, RulesFormatsAndExplainPf100) {

@@ -65,13 +65,13 @@ inline FileFindings sample_encoded_file() {
 // A fixed rule list for the goldens, so they do not change when the registry's texts do.
 inline const RuleInfo kSampleRules[] = {
     {"TG001", "graph-retention", analysis::Severity::Error, "CRITICAL_OOM",
-     "tensor kept with its graph", "Why: graphs pile up.\nFix: detach.\n", true},
+     "tensor kept with its graph", "Why: graphs pile up.\nFix: detach.\n", rules::FixPolicy::SafeWhenProven},
     {"TG004", "dataloader-starvation", analysis::Severity::Note, "PERFORMANCE_WARN",
-     "DataLoader settings, slow: a, b", "", true},
+     "DataLoader settings, slow: a, b", "", rules::FixPolicy::UnsafeOnly},
     {"TG007", "device-sync-in-inner-loop", analysis::Severity::Warning, "PERFORMANCE_WARN",
-     "GPU sync in an inner loop", "Why: each sync waits.\n", false},
+     "GPU sync in an inner loop", "Why: each sync waits.\n", rules::FixPolicy::None},
     {"PF100", "unused-suppression", analysis::Severity::Warning, "SUPPRESSION",
-     "suppression comment that silences nothing", "Delete it.\n", false},
+     "suppression comment that silences nothing", "Delete it.\n", rules::FixPolicy::None},
 };
 
 inline CheckReport sample_report() {

@@ -67,7 +67,9 @@ inline json vscode_capabilities() {
 
 class LspProcess {
  public:
-  explicit LspProcess(std::vector<std::string> args) {
+  // The server's stderr goes to /dev/null, or to the file `stderr_path` names (a file, not
+  // a terminal: what an editor gives the server).
+  explicit LspProcess(std::vector<std::string> args, const std::string& stderr_path = {}) {
     int in[2], out[2];
     if (::pipe(in) != 0 || ::pipe(out) != 0) throw std::runtime_error("pipe");
     pid_ = ::fork();
@@ -75,7 +77,8 @@ class LspProcess {
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
       int devnull = ::open("/dev/null", O_WRONLY);
-      if (!std::getenv("PF_LSP_TEST_STDERR")) ::dup2(devnull, 2);
+      if (!stderr_path.empty()) ::dup2(::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644), 2);
+      else if (!std::getenv("PF_LSP_TEST_STDERR")) ::dup2(devnull, 2);
       ::close(in[1]);
       ::close(out[0]);
       std::vector<char*> argv;

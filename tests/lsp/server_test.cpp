@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "analysis/line_index.h"
 #include "lsp_client.h"
@@ -420,6 +421,35 @@ TEST(LspCodeActions, TheDiagnosticsInTheContextSelectTheActionsAsNeovim07Sends) 
   EXPECT_TRUE(lsp.request("textDocument/codeAction", params)["result"].empty()) << "nothing at the cursor, nothing named";
 }
 
+// Two findings of one rule on one line: "Ignore TG001 on this line" is offered once, naming
+// both diagnostics (it was offered twice, with the same edit).
+TEST(LspCodeActions, AnActionTwoFindingsShareIsOfferedOnce) {
+  std::string text = kBuggy;
+  text.replace(text.find("    losses = []\n"), 16, "    losses, seen = [], []\n");
+  text.replace(text.find("losses.append(loss)\n"), 20, "losses.append(loss); seen.append(loss)\n");
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, text));
+  json diagnostics = lsp.wait_diagnostics(kUri, 1);
+  json on_line = json::array();
+  for (const json& d : diagnostics)
+    if (d["code"] == "TG001" && d["range"]["start"]["line"] == 11) on_line.push_back(d);
+  ASSERT_EQ(on_line.size(), 2u) << diagnostics.dump(2);
+  json line_range = {{"start", {{"line", 11}, {"character", 0}}}, {"end", {{"line", 11}, {"character", 80}}}};
+  json actions = lsp.request("textDocument/codeAction", {{"textDocument", {{"uri", kUri}}}, {"range", line_range},
+                                                         {"context", {{"diagnostics", on_line}}}})["result"];
+  int ignores = 0, detaches = 0;
+  for (const json& a : actions) {
+    if (a["title"] == "Ignore TG001 on this line") {
+      ++ignores;
+      EXPECT_EQ(a["diagnostics"].size(), 2u) << a.dump(2);
+    }
+    detaches += a["title"] == "Add .detach()";
+  }
+  EXPECT_EQ(ignores, 1) << actions.dump(2);
+  EXPECT_EQ(detaches, 2) << "each finding's own fix stays: their edits differ";
+}
+
 TEST(LspCodeActions, FixAllAppliesEverySafeFixAndResolvesLazily) {
   auto lsp = start();
   lsp.initialize(testing::vscode_capabilities());
@@ -457,6 +487,44 @@ TEST(LspHover, OverAFindingShowsTheRuleTheEvidenceAndTheFix) {
   EXPECT_NE(value.find(".detach()"), std::string::npos);
   EXPECT_EQ(lsp.request("textDocument/hover", {{"textDocument", {{"uri", kUri}}}, {"position", {{"line", 0}, {"character", 2}}}})["result"],
             nullptr);
+}
+
+// Two TG004 notes on one DataLoader call (no num_workers, unpinned memory): the hover shows
+// the rule's explanation once and both findings' messages (it repeated the explanation).
+TEST(LspHover, StackedFindingsOfOneRuleShareOneExplanation) {
+  const std::string text =
+      "import torch\n"
+      "from torch.utils.data import DataLoader\n"
+      "\n"
+      "def main(ds, model, optimizer):\n"
+      "    model.cuda()\n"
+      "    loader = DataLoader(ds, batch_size=32)\n"
+      "    for xb, yb in loader:\n"
+      "        optimizer.zero_grad()\n"
+      "        loss = model(xb.cuda()).sum()\n"
+      "        loss.backward()\n"
+      "        optimizer.step()\n";
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, text));
+  int tg004 = 0;
+  for (const json& d : lsp.wait_diagnostics(kUri, 1)) tg004 += d["code"] == "TG004";
+  ASSERT_EQ(tg004, 2);
+  json h = lsp.request("textDocument/hover", {{"textDocument", {{"uri", kUri}}}, {"position", {{"line", 5}, {"character", 16}}}})["result"];
+  ASSERT_TRUE(h.is_object()) << h.dump();
+  std::string value = h["contents"]["value"];
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (std::size_t at = value.find(needle); at != std::string::npos; at = value.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("**TG004 dataloader-starvation**"), 1) << value;
+  EXPECT_EQ(count("\n---\n"), 0) << value;
+  EXPECT_NE(value.find("sets no `num_workers`"), std::string::npos) << value;
+  EXPECT_NE(value.find("pageable (unpinned) host memory"), std::string::npos) << value;
+  // The explanation's first paragraph, once.
+  std::string explain_start = value.substr(value.find("\n\n") + 2, 40);
+  EXPECT_EQ(count(explain_start), 1) << value;
 }
 
 // --- VRAM: code lens, hover, command, batch-size action -----------------------------------
@@ -559,6 +627,40 @@ TEST(LspVram, AnUnknownTargetIsToldToTheUserAndLeavesNoVerdict) {
   EXPECT_EQ(lenses[0]["command"]["title"].get<std::string>().find(" on "), std::string::npos) << "no target, no verdict";
 }
 
+// With no target GPU set the lens says how to set one instead of "? unknown".
+TEST(LspVram, WithoutATargetTheLensSaysHowToSetOne) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  lsp.notify("textDocument/didOpen", open_params(kUri, kFinetune));
+  json lenses = code_lens(lsp, kUri);
+  ASSERT_EQ(lenses.size(), 1u);
+  std::string title = lenses[0]["command"]["title"];
+  EXPECT_TRUE(title.starts_with("peak ")) << title;
+  EXPECT_EQ(title.find("unknown"), std::string::npos) << title;
+  EXPECT_NE(title.find("set a target GPU for a verdict: preflight.targetGpu, or target_gpu in [tool.preflight]"),
+            std::string::npos) << title;
+}
+
+// An editor reads the server's stderr (Neovim logs each line as an error): the default level
+// there is warn, so the info lines (initialized, exit) stay out; --log-level info brings them.
+TEST(LspLog, WarnByDefaultWhenStderrIsNotATerminal) {
+  fs::path log = fs::temp_directory_path() / ("preflight-lsp-stderr-" + std::to_string(::getpid()));
+  auto run_session = [&](std::vector<std::string> args) {
+    LspProcess lsp(std::move(args), log.string());
+    lsp.initialize(testing::neovim07_capabilities());
+    EXPECT_EQ(lsp.request("shutdown", nullptr)["result"], nullptr);
+    lsp.notify("exit", nullptr);
+    EXPECT_EQ(lsp.wait_exit(), 0);
+    std::ifstream in(log);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::string quiet = run_session({PF_PREFLIGHT_EXE, "lsp"});
+  EXPECT_EQ(quiet.find("[info]"), std::string::npos) << quiet;
+  std::string chatty = run_session({PF_PREFLIGHT_EXE, "lsp", "--log-level", "info"});
+  EXPECT_NE(chatty.find("initialized:"), std::string::npos) << chatty;
+  fs::remove(log);
+}
+
 // --- cancellation -------------------------------------------------------------------------
 
 TEST(LspCancel, AQueuedRequestIsAnsweredRequestCancelled) {
@@ -607,6 +709,43 @@ TEST(LspConfiguration, ChangedSettingsRepublishAndProjectFilesAreRead) {
     return p["uri"] == uri && find_code(p["diagnostics"], "TG001") == nullptr;
   });
   EXPECT_TRUE(ignored) << "pyproject.toml change not applied";
+  fs::remove_all(root);
+}
+
+// Neovim 0.7 cannot watch files and sends no didChangeWatchedFiles: a pyproject.toml edited
+// on disk takes effect on the next didSave, didChange or didOpen (it took a restart).
+TEST(LspConfiguration, WithoutFileWatchingAChangedProjectFileIsReadOnSaveChangeAndOpen) {
+  fs::path root = fs::temp_directory_path() / ("pf-lsp-nowatch-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nignore = []\n";
+  std::string uri = lsp::path_to_uri(root / "train.py");
+  auto lsp = start();
+  json caps = testing::neovim07_capabilities();
+  ASSERT_FALSE(caps["workspace"].contains("didChangeWatchedFiles"));
+  lsp.initialize(caps);
+  lsp.notify("textDocument/didOpen", open_params(uri, kBuggy));
+  ASSERT_NE(find_code(lsp.wait_diagnostics(uri, 1), "TG001"), nullptr);
+  auto published = [&](bool with_tg001, int version = -1) {  // -1: any version
+    return lsp.wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
+      return p["uri"] == uri && (find_code(p["diagnostics"], "TG001") != nullptr) == with_tg001 &&
+             (version < 0 || p.value("version", -1) == version);
+    });
+  };
+
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nignore = [\"TG001\"]\n";
+  lsp.notify("textDocument/didSave", {{"textDocument", {{"uri", uri}}}});
+  EXPECT_TRUE(published(false)) << "didSave did not re-read pyproject.toml";
+
+  std::ofstream(root / "pyproject.toml") << "[tool.preflight]\nignore = []  # TG001 back\n";
+  lsp.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}},
+                                        {"contentChanges", json::array({{{"text", kBuggy + "\n"}}})}});
+  EXPECT_TRUE(published(true)) << "didChange did not re-read pyproject.toml";
+
+  lsp.notify("textDocument/didClose", {{"textDocument", {{"uri", uri}}}});
+  std::ofstream(root / ".preflight.toml") << "ignore = [\"TG001\"]\n";  // a new, nearer-ranked file
+  lsp.notify("textDocument/didOpen", open_params(uri, kBuggy, 3));
+  EXPECT_TRUE(published(false, 3)) << "reopening did not read the new .preflight.toml";
   fs::remove_all(root);
 }
 

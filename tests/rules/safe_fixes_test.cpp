@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "analysis/provenance.h"
 #include "analysis/syntax.h"
 #include "rules/engine.h"
+#include "rules/registry.h"
 #include "tests/rules/fixture_runner.h"
 
 namespace preflight::tests {
@@ -91,6 +93,34 @@ TEST(SafeFixes, EverySafeDetachOfEveryFixtureIsOnAProvenTensor) {
       for (const Fix& fix : f.fixes) fixes_seen += f.code == "TG001" && fix.safety == FixSafety::Safe;
   }
   EXPECT_GT(fixes_seen, 5);  // the check above is not vacuous
+}
+
+// Each rule's FixPolicy (what `explain` and docs/rules.md tell the user --fix does) against
+// the fixes it actually offers over every fixture: a rule said to have no fix offers none, an
+// unsafe-only rule never a safe one, a safe rule never an unsafe one; and a rule said to
+// have fixes offers them somewhere.
+TEST(FixPolicy, EachRuleOffersTheFixesItsPolicyStates) {
+  std::map<std::string, std::pair<int, int>> seen;  // code -> (safe, unsafe) fixes offered
+  for (const auto& path : python_files(PF_TEST_FIXTURES)) {
+    auto text = read_text(path);
+    ASSERT_TRUE(text) << path;
+    for (const Finding& f : rules::check_source(*text, rules::CheckOptions{}).findings)
+      for (const Fix& fix : f.fixes) {
+        auto& [safe, unsafe] = seen[f.code];
+        ++(fix.safety == FixSafety::Safe ? safe : unsafe);
+      }
+  }
+  for (const rules::RuleMeta& rule : rules::all_rules()) {
+    auto [safe, unsafe] = seen[std::string(rule.code)];
+    std::string what = std::string(rule.code) + ": " + std::to_string(safe) + " safe, " +
+                       std::to_string(unsafe) + " unsafe fixes";
+    switch (rule.fix) {
+      case rules::FixPolicy::None: EXPECT_EQ(safe + unsafe, 0) << what; break;
+      case rules::FixPolicy::Safe: EXPECT_TRUE(safe > 0 && unsafe == 0) << what; break;
+      case rules::FixPolicy::SafeWhenProven: EXPECT_TRUE(safe > 0 && unsafe > 0) << what; break;
+      case rules::FixPolicy::UnsafeOnly: EXPECT_TRUE(safe == 0 && unsafe > 0) << what; break;
+    }
+  }
 }
 
 TEST(SafeFixes, EverySafeDetachOfARealCorpusIsOnAProvenTensor) {
