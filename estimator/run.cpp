@@ -81,17 +81,31 @@ void resolve_trainable(const JobSpec& job, const ModelProfile& profile, Run& r, 
   if (peft != Peft::None && r.training) {
     r.base_frozen = true;
     r.trainable = 0;
-    if (profile.layout) {
+    if (job.trainable_params.value) {
+      // The adapters' count as stated: their placement (for activations) still follows the
+      // layout's plan where one exists.
+      if (profile.layout) r.lora = lora_plan(*profile.layout, std::max(1, job.lora_rank.value), job.lora_targets.value);
+      r.lora_params = *job.trainable_params.value;
+    } else if (profile.layout) {
       r.lora = lora_plan(*profile.layout, std::max(1, job.lora_rank.value), job.lora_targets.value);
       r.lora_params = r.lora.trainable;
     } else {
+      r.adapters_unknown = true;
       notes.push_back("LoRA on a model without a known layout: adapter size unknown (charged as 0)");
     }
     if (job.peft.value == Peft::None)
       notes.push_back("quantised weights are frozen: training them means adapters (QLoRA); rank " +
                       std::to_string(std::max(1, job.lora_rank.value)) + " assumed");
   } else {
+    if (job.trainable_params.value && trainable_base > 0) {
+      const int64_t stated = *job.trainable_params.value;
+      if (stated > trainable_base)
+        notes.push_back("--trainable-params " + std::to_string(stated) + " exceeds the model's " +
+                        std::to_string(trainable_base) + " trainable parameters: all of them are charged");
+      r.frozen_fraction = 1.0 - double(std::min(stated, trainable_base)) / double(trainable_base);
+    }
     r.trainable = r.training ? static_cast<int64_t>(double(trainable_base) * (1.0 - r.frozen_fraction)) : 0;
+    if (r.training && job.trainable_params.value) r.trainable = std::min(*job.trainable_params.value, trainable_base);
     r.base_frozen = r.frozen_fraction >= 1.0;
   }
   r.logits = head_has_vocabulary(profile, r.head);

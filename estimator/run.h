@@ -49,6 +49,7 @@ struct Run {
   int64_t lora_params = 0;   // adapter parameters (fp32)
   LoraPlan lora;
   bool base_frozen = false;  // every base weight frozen (LoRA, QLoRA, frozen_fraction = 1)
+  bool adapters_unknown = false;  // LoRA on a model without a layout: adapter count unknown
   double frozen_fraction = 0.0;
 
   // Parallelism.

@@ -12,6 +12,7 @@
 #include "analysis/module_model.h"
 #include "analysis/syntax.h"
 #include "analysis/torch_facts.h"
+#include "estimator/deepspeed.h"
 #include "estimator/module_params.h"
 
 namespace preflight::estimator {
@@ -549,9 +550,96 @@ class Reader {
       if (bf16.value && bf16.value->kind == Folded::Kind::Bool && bf16.value->b) amp("bf16", source_of(bf16, "bf16"));
       if (fp16.value && fp16.value->kind == Folded::Kind::Bool && fp16.value->b) amp("fp16", source_of(fp16, "fp16"));
       read_hf_optim(keyword(c, "optim"), job);
-      Reading ds = keyword(c, "deepspeed");
-      if (!is_null(ds.use)) job.sharding.source = source_of(Reading{std::nullopt, ds.use, text(ds.use)}, "deepspeed");
+      if (TSNode ds = keyword_arg(c.node, "deepspeed", src_); !is_null(ds)) deepspeed_use_ = {ds, c.scope, "deepspeed"};
     }
+  }
+
+  // --- DeepSpeed ------------------------------------------------------------------------------
+  struct ConfigUse {
+    TSNode node{};
+    int scope = 0;
+    std::string what;  // how the script passes it: `deepspeed`, `config`, `--deepspeed default`
+  };
+
+  // Where the script hands DeepSpeed its config: TrainingArguments(deepspeed=...) (read with
+  // the arguments), deepspeed.initialize(config= / config_params=), else an argparse
+  // `--deepspeed` / `--deepspeed_config` default.
+  ConfigUse deepspeed_config_use() const {
+    if (!is_null(deepspeed_use_.node)) return deepspeed_use_;
+    for (const Call& c : calls_) {
+      if (c.callee != "deepspeed.initialize") continue;
+      for (std::string_view kw : {"config", "config_params"})
+        if (TSNode v = keyword_arg(c.node, kw, src_); !is_null(v)) return {v, c.scope, std::string(kw)};
+    }
+    for (const Call& c : calls_) {
+      if (callee_leaf(c.node, src_) != "add_argument") continue;
+      for (const char* name : {"deepspeed", "deepspeed_config", "ds_config"}) {
+        if (!argument_names(c.node, name)) continue;
+        TSNode def = keyword_arg(c.node, "default", src_);
+        if (!is_null(def) && !is(unparenthesize(def), k_.none)) return {def, c.scope, "--" + std::string(name) + " default"};
+      }
+    }
+    return {};
+  }
+
+  void read_deepspeed(JobSpec& job) {
+    const ConfigUse use = deepspeed_config_use();
+    if (is_null(use.node)) return;
+    TSNode value = unparenthesize(use.node);
+    int scope = use.scope;
+    if (is(value, k_.identifier)) {
+      if (TSNode bound = single_value(text(value), scope); !is_null(bound) && is(bound, k_.dictionary)) value = bound;
+    }
+    const std::string detail = use.what + "=" + text(use.node);
+    if (is(value, k_.dictionary)) {
+      std::string error;
+      if (auto config = parse_deepspeed_config(json_of(value, scope, 0), error))
+        apply_deepspeed_config(*config, Source{SourceKind::Script, "DeepSpeed config " + detail, range_of(value), {}}, job);
+      return;
+    }
+    Reading r = read(use.node, scope);
+    if (r.value && r.value->kind == Folded::Kind::Str) {
+      deepspeed_file_ = DeepSpeedReference{r.value->s, range_of(r.value->site), detail};
+      return;
+    }
+    job.sharding.source = source_of(Reading{std::nullopt, use.node, text(use.node)}, "DeepSpeed config " + use.what);
+  }
+
+  // A dict / list literal as JSON, every leaf folded; a leaf that does not fold keeps its
+  // expression (`{"$unfolded": "args.stage"}`) so the config reader reports what blocked it.
+  nlohmann::json json_of(TSNode e, int scope, int depth) const {
+    e = unparenthesize(e);
+    if (depth > kMaxFoldDepth) return {{std::string(kUnfoldedKey), text(e)}};
+    if (is(e, k_.identifier)) {
+      if (TSNode bound = single_value(text(e), scope); !is_null(bound) && (is(bound, k_.dictionary) || is(bound, k_.list)))
+        return json_of(bound, scope, depth + 1);
+    }
+    if (is(e, k_.dictionary)) {
+      nlohmann::json object = nlohmann::json::object();
+      for (uint32_t i = 0; i < ts_node_named_child_count(e); ++i) {
+        TSNode pair = ts_node_named_child(e, i);
+        if (!is(pair, k_.pair)) continue;
+        auto key = fold(ts_node_child_by_field_name(pair, "key", 3), scope);
+        if (key && key->kind == Folded::Kind::Str) object[key->s] = json_of(field(pair, k_.f_value), scope, depth + 1);
+      }
+      return object;
+    }
+    if (is(e, k_.list) || is(e, k_.tuple)) {
+      nlohmann::json array = nlohmann::json::array();
+      for_each_named_child(e, [&](TSNode item) { array.push_back(json_of(item, scope, depth + 1)); });
+      return array;
+    }
+    if (is(e, k_.none)) return nullptr;
+    auto v = fold(e, scope);
+    if (!v) return {{std::string(kUnfoldedKey), text(e)}};
+    switch (v->kind) {
+      case Folded::Kind::Int: return v->i;
+      case Folded::Kind::Float: return v->f;
+      case Folded::Kind::Bool: return v->b;
+      case Folded::Kind::Str: return v->s;
+      case Folded::Kind::Dotted: break;
+    }
+    return {{std::string(kUnfoldedKey), text(e)}};
   }
 
   void read_hf_optim(const Reading& r, JobSpec& job) {
@@ -947,6 +1035,8 @@ class Reader {
   Source weight_dtype_source_, amp_source_;
   std::vector<std::pair<size_t, Reading>> pending_new_tokens_;
   Reading pending_accumulation_;  // Accelerator(gradient_accumulation_steps=...)  // generate(max_new_tokens=) by job
+  ConfigUse deepspeed_use_;       // TrainingArguments(deepspeed=...)
+  std::optional<DeepSpeedReference> deepspeed_file_;
 };
 
 std::vector<ScriptJob> Reader::jobs() {
@@ -970,7 +1060,10 @@ std::vector<ScriptJob> Reader::jobs() {
   read_peft(shared);
   read_sequence(shared);
   read_image_size(shared);
-  if (shared.sharding.source.kind != SourceKind::Unknown) read_sharding(shared);
+  read_sharding(shared);
+  // After everything the script states: the config's values replace them (the integration
+  // rejects a mismatch, and fills "auto" from them).
+  read_deepspeed(shared);
 
   for (size_t i = 0; i < out.size(); ++i) {
     ScriptJob& job = out[i];
@@ -989,7 +1082,9 @@ std::vector<ScriptJob> Reader::jobs() {
       continue;
     }
     job.spec = std::move(spec);
+    // The config's micro-batch is the batch; a DataLoader's is read only without it.
     read_batch(job);
+    job.deepspeed_file = deepspeed_file_;
   }
   for (auto& [index, r] : pending_new_tokens_) {
     JobSpec& spec = out[index].spec;

@@ -37,6 +37,31 @@ TEST(Estimate, BandsAndTheCapacityBoundary) {
   EXPECT_EQ(band_for(1, 2, 3, 0), Band::Unknown);
   EXPECT_TRUE(band_is_failure(Band::LikelyOom));
   EXPECT_FALSE(band_is_failure(Band::Tight));
+  // A term that is unknown: below the capacity is never a fit, above it still an OOM.
+  EXPECT_EQ(band_for(80, 90, 99, 100, /*terms_known=*/false), Band::MayNotFit);
+  EXPECT_EQ(band_for(80, 100, 120, 100, false), Band::LikelyOom);
+  EXPECT_FALSE(band_is_failure(Band::MayNotFit));
+}
+
+TEST(Estimate, AParameterCountAloneIsNeverAFit) {
+  // 7B parameters, bf16, AdamW on an 80 GB card: the model states alone are far below the
+  // capacity, but activations are unknown, so the verdict cannot be "fits".
+  JobSpec j;
+  j.params.set(int64_t(1e9), kFlag);
+  j.precision.set(Precision::PureBf16, kFlag);
+  j.seq_len.set(2048, kFlag);
+  j.batch_size.set(8, kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  ASSERT_TRUE(e.known);
+  EXPECT_EQ(e.band, Band::MayNotFit);
+  ASSERT_EQ(e.unknown_terms.size(), 1u);
+  EXPECT_EQ(e.unknown_terms[0], "activations");
+  // The top covers a same-size decoder's activations at this batch and sequence: well above
+  // the reference's 25 % for a batch of 8 x 2048 tokens.
+  EXPECT_GT(e.high - e.total, static_cast<int64_t>(double(e.total) * 0.5));
+  bool explained = false;
+  for (const std::string& n : e.notes) explained = explained || n.find("stand-in") != std::string::npos;
+  EXPECT_TRUE(explained);
 }
 
 TEST(Estimate, UnknownModelIsUnknownNeverInvented) {
