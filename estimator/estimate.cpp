@@ -154,10 +154,19 @@ std::vector<std::pair<std::string, JobSpec>> alternatives(const JobSpec& job, co
     j.batch_size.value = std::max(1, job.batch_size.value) * 4;
     add("batch_size: unknown (" + job.batch_size.source.blocking_expression + "), 4x assumed for the upper bound", j);
   }
-  if (job.seq_len.source.kind == SourceKind::Unknown && job.seq_len.value && p.shape()) {
+  // A sequence length nobody stated (or the script sets but the reader could not fold): the
+  // estimate assumed a length; the model's maximum position is the upper bound.
+  const Shape* s = p.shape();
+  const bool text_model = s && s->vocab > 0 && !p.is_cnn() && p.arch->family != Family::VisionTransformer;
+  if (text_model && !job.seq_len.value && !job.generation.value && s->max_position > 0) {
     JobSpec j = job;
-    j.seq_len.value = p.shape()->max_position;
-    add("seq_len: unknown (" + job.seq_len.source.blocking_expression + "), the maximum position for the upper bound", j);
+    j.seq_len.set(s->max_position, Source::derived("the model's maximum position"));
+    const std::string why = job.seq_len.source.kind == SourceKind::Unknown
+                                ? "unknown (" + job.seq_len.source.blocking_expression + ")"
+                                : "not read";
+    add("seq_len: " + why + ", the model's maximum position " + std::to_string(s->max_position) +
+            " for the upper bound",
+        j);
   }
   if (job.generation.value && job.full_prompt_logits.defaulted() && !job.full_prompt_logits.value) {
     JobSpec j = job;

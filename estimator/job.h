@@ -97,7 +97,9 @@ struct JobSpec {
 
   // Shape of one micro-batch.
   Field<int> batch_size{1, Source::by_default("1 (per-device micro-batch)")};
-  Field<std::optional<int>> seq_len{std::nullopt, Source::by_default("the model's maximum position")};
+  Field<std::optional<int>> seq_len{std::nullopt,
+                                    Source::by_default("not read: 1024 tokens (at most the model's maximum position) "
+                                                       "assumed, the maximum position bounds the interval")};
   Field<std::optional<int>> image_size{std::nullopt, Source::by_default("the model's reference resolution")};
   Field<int> accumulation_steps{1, Source::by_default("1")};
 

@@ -45,9 +45,15 @@ void resolve_workload(const JobSpec& job, const ModelProfile& profile, Run& r, s
   } else if (shape) {
     r.seq = shape->max_position;
     r.seq_defaulted = true;
-    if (!profile.is_cnn() && shape->vocab > 0 && profile.arch->family != Family::VisionTransformer && !r.generation)
-      notes.push_back("sequence length not given: the model's maximum position (" + std::to_string(r.seq) +
-                      ") is used");
+    if (!profile.is_cnn() && shape->vocab > 0 && profile.arch->family != Family::VisionTransformer && !r.generation) {
+      // A text model's maximum position (131,072 for Qwen2.5) is what the model accepts,
+      // not what a fine-tune feeds it: the point estimate assumes the length transformers'
+      // run_clm example falls back to, and the maximum bounds the interval (estimate.cpp).
+      r.seq = std::min<int64_t>(shape->max_position, assumed_sequence_length());
+      notes.push_back("sequence length not read: " + std::to_string(r.seq) +
+                      " tokens assumed for the estimate; the model's maximum position (" +
+                      std::to_string(shape->max_position) + ") bounds the interval; give --seq-len");
+    }
   }
   if (shape && profile.arch->family == Family::VisionTransformer && job.image_size.value && shape->patch_size > 0) {
     const int64_t side = *job.image_size.value / shape->patch_size;
@@ -157,6 +163,8 @@ void resolve_generation(const JobSpec& job, const ModelProfile& profile, Run& r,
 }
 
 }  // namespace
+
+int64_t assumed_sequence_length() { return 1024; }
 
 bool Run::shards_params() const {
   return sharding == Sharding::Zero3 || sharding == Sharding::FsdpFull || sharding == Sharding::FsdpHybrid ||

@@ -76,6 +76,11 @@ struct Run {
   bool shards_optimizer() const;   // + ZeRO-1
 };
 
+/// Tokens per sample assumed when a text model's sequence length is neither stated nor read:
+/// the block size transformers' run_clm example uses when the tokenizer allows more (1024);
+/// an assumption, shown as one, with the model's maximum position as the interval's top.
+int64_t assumed_sequence_length();
+
 /// Resolves `job` for `profile` on `target` (may be null: no hardware). Appends the
 /// notes the resolution implies (bf16 on a card without it, sequence defaulted, ...).
 Run resolve_run(const JobSpec& job, const ModelProfile& profile, const Target* target,

@@ -92,6 +92,7 @@ class Reader {
       calls_.push_back({n, scope, q.value_or("")});
     }
     if (is(n, k_.for_statement)) loops_.push_back(n);
+    if (is(n, k_.dictionary)) dicts_.push_back({n, scope});
     for_each_named_child(n, [&](TSNode c) { collect(c, scope, depth + 1); });
   }
 
@@ -811,6 +812,13 @@ class Reader {
     else job.lora_targets.source = Source{SourceKind::Unknown, "target_modules", range_of(targets), text(targets)};
   }
 
+  // The names scripts give the tokens per sample, most specific first: a block / packing
+  // size is what the model sees; `max_length` is also a generation length; the tokenizer's
+  // `model_max_length` is only a cap.
+  static constexpr std::string_view kSequenceNames[] = {
+      "block_size", "max_seq_length", "max_seq_len", "cutoff_len", "seq_len", "seq_length",
+      "max_len", "context_length", "max_length", "model_max_length"};
+
   void read_sequence(JobSpec& job) {
     if (job.seq_len.stated()) return;
     // A tokenizer call's `max_length` (the padded / truncated length of one sample). Read
@@ -822,6 +830,66 @@ class Reader {
       set_int(job.seq_len, r, "max_length");
       return;
     }
+    // trl's trainers (older API: SFTTrainer(max_seq_length=...)) and a tokenizer loaded
+    // with a cap (`AutoTokenizer.from_pretrained(..., model_max_length=512)`).
+    for (const Call& c : calls_) {
+      const bool trl_trainer = starts_with(c.callee, "trl.") && ends_with(leaf_of(c.callee), "Trainer");
+      const bool tokenizer_load = starts_with(c.callee, "transformers.") && ends_with(c.callee, ".from_pretrained") &&
+                                  c.callee.find("Tokenizer") != std::string::npos;
+      for (std::string_view kw : {"max_seq_length", "max_length", "model_max_length"}) {
+        if (!(trl_trainer && kw != "model_max_length") && !(tokenizer_load && kw == "model_max_length")) continue;
+        Reading r = keyword(c, kw);
+        if (is_null(r.use) || is(unparenthesize(r.use), k_.none)) continue;
+        set_int(job.seq_len, r, kw);
+        return;
+      }
+    }
+    // Otherwise the value the script declares under one of the usual names: an argparse
+    // default, a (data)class field default, a config dict's entry, a module constant.
+    for (std::string_view name : kSequenceNames) {
+      std::optional<std::pair<Reading, std::string>> found = declared_int(std::string(name));
+      if (!found) continue;
+      set_int(job.seq_len, found->first, found->second);
+      if (job.seq_len.value) return;
+    }
+  }
+
+  // `name` declared with an integer the script fixes: (the reading, how it is spelt).
+  std::optional<std::pair<Reading, std::string>> declared_int(const std::string& name) const {
+    auto usable = [](const Reading& r) { return r.value && r.value->kind == Folded::Kind::Int && r.value->i > 0; };
+    for (const Call& c : calls_) {
+      if (callee_leaf(c.node, src_) != "add_argument" || !argument_names(c.node, name)) continue;
+      TSNode def = keyword_arg(c.node, "default", src_);
+      if (Reading r = read(def, c.scope); usable(r)) return std::pair{r, "argparse --" + name + " default"};
+    }
+    for (const ClassInfo& cls : model_.classes()) {
+      const int scope = model_.scope_opened_by(cls.node);
+      if (scope < 0) continue;
+      const auto& bindings = model_.scopes()[scope].bindings;
+      auto it = bindings.find(name);
+      if (it == bindings.end() || it->second.size() != 1) continue;
+      TSNode value = unparenthesize(it->second[0].value);
+      // `field(default=1024, metadata=...)` in a dataclass.
+      if (is(value, k_.call) && callee_leaf(value, src_) == "field") value = keyword_arg(value, "default", src_);
+      if (Reading r = read(value, scope); usable(r)) return std::pair{r, cls.name + "." + name};
+    }
+    for (const auto& [dict, scope] : dicts_) {
+      for (uint32_t j = 0; j < ts_node_named_child_count(dict); ++j) {
+        TSNode pair = ts_node_named_child(dict, j);
+        if (!is(pair, k_.pair)) continue;
+        TSNode key = ts_node_child_by_field_name(pair, "key", 3);
+        if (!is(key, k_.string) || string_content(key, src_) != name) continue;
+        if (Reading r = read(field(pair, k_.f_value), scope); usable(r)) return std::pair{r, "\"" + name + "\""};
+      }
+    }
+    const auto& module = model_.scopes()[0].bindings;
+    for (const auto& [binding, sites] : module) {
+      std::string lower = binding;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower != name || sites.size() != 1 || sites[0].position >= 0) continue;
+      if (Reading r = read(sites[0].value, 0); usable(r)) return std::pair{r, binding};
+    }
+    return std::nullopt;
   }
 
   bool is_tokenizer_call(const Call& c) const {
@@ -1031,6 +1099,7 @@ class Reader {
   const Kinds& k_;
   std::vector<Call> calls_;
   std::vector<TSNode> loops_;
+  std::vector<std::pair<TSNode, int>> dicts_;  // dict literals with their scope (config dicts)
   std::string weight_dtype_, amp_dtype_;
   Source weight_dtype_source_, amp_source_;
   std::vector<std::pair<size_t, Reading>> pending_new_tokens_;

@@ -85,6 +85,31 @@ TEST(Estimate, ParameterCountWithoutShapeWidensTheInterval) {
   EXPECT_GE(e.high - e.total, static_cast<int64_t>(double(e.total) * 0.25));
 }
 
+TEST(Estimate, AnUnreadSequenceIsAssumedAndTheMaximumPositionOnlyBoundsTheInterval) {
+  // Qwen2.5-1.5B accepts 131,072 tokens; a fine-tune that says nothing is not estimated there
+  // (the reference printed a 6,486 GiB OOM): 1024 tokens are assumed and the maximum position
+  // is the interval's top.
+  JobSpec j;
+  j.model.set("qwen2.5-1.5b", kFlag);
+  j.precision.set(Precision::PureBf16, kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  ASSERT_TRUE(e.known);
+  EXPECT_EQ(e.run.seq, 1024);
+  JobSpec at_max = j;
+  at_max.seq_len.set(131072, kFlag);
+  const Estimate max = estimate(at_max, target("a100-80gb"));
+  EXPECT_LT(e.total * 10, max.total);
+  EXPECT_GE(e.high, max.total);
+  EXPECT_NE(e.band, Band::Fits);  // the capacity is inside the interval
+  bool said = false;
+  for (const std::string& n : e.notes) said = said || n.find("1024 tokens assumed") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A stated sequence is not widened to the maximum.
+  JobSpec stated = j;
+  stated.seq_len.set(1024, kFlag);
+  EXPECT_LT(estimate(stated, target("a100-80gb")).high, max.total);
+}
+
 TEST(Estimate, DefaultedFieldsWidenStatedFieldsDoNot) {
   JobSpec j = training_job("llama-2-7b", 4, 2048, Precision::PureBf16);
   const Estimate defaulted = estimate(j, target("h100-80gb"));
