@@ -118,7 +118,8 @@ Attention default_attention(const ModelProfile& p) {
 }
 
 JobSpec with_family_defaults(JobSpec job, const ModelProfile& p) {
-  if (!job.attention.stated()) {
+  // Only a default is replaced: an interval alternative (Derived) must keep its value.
+  if (job.attention.defaulted()) {
     const Attention a = default_attention(p);
     if (a != job.attention.value)
       job.attention.set(a, Source::by_default("eager (this family has no SDPA path in transformers)"));
@@ -132,7 +133,7 @@ std::vector<std::pair<std::string, JobSpec>> alternatives(const JobSpec& job, co
   auto add = [&](std::string label, JobSpec changed) { out.emplace_back(std::move(label), std::move(changed)); };
   if (job.attention.defaulted() && p.has_shape() && job.attention.value != Attention::Eager) {
     JobSpec j = job;
-    j.attention.value = Attention::Eager;
+    j.attention.set(Attention::Eager, Source::derived("interval alternative"));
     add("attention: eager (older transformers, attn_implementation=\"eager\")", j);
   }
   if (!job.inference_only.value && !job.generation.value) {

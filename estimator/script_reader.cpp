@@ -473,13 +473,27 @@ class Reader {
     else if (cls == "AutoModel") job.head.set(Head::None, call_source(c, std::string(cls)));
     read_weight_dtype(c);
     read_quantization(c, job);
+    read_attention(c, job);
+  }
+
+  // `attn_implementation="eager" | "sdpa" | "flash_attention_2"` (or the older
+  // `use_flash_attention_2=True`). A value that does not fold, or names a kernel without a
+  // memory model here, is Unknown: the interval then spans eager through SDPA.
+  void read_attention(const Call& c, JobSpec& job) const {
     Reading attn = keyword(c, "attn_implementation");
+    if (is_null(attn.use)) {
+      Reading flash2 = keyword(c, "use_flash_attention_2");
+      if (flash2.value && flash2.value->kind == Folded::Kind::Bool && flash2.value->b)
+        job.attention.set(Attention::Flash, source_of(flash2, "use_flash_attention_2"));
+      return;
+    }
     if (attn.value && attn.value->kind == Folded::Kind::Str) {
       const std::string& a = attn.value->s;
-      if (a == "eager") job.attention.set(Attention::Eager, source_of(attn, "attn_implementation"));
-      else if (a == "sdpa") job.attention.set(Attention::Sdpa, source_of(attn, "attn_implementation"));
-      else if (starts_with(a, "flash_attention")) job.attention.set(Attention::Flash, source_of(attn, "attn_implementation"));
+      if (a == "eager") return job.attention.set(Attention::Eager, source_of(attn, "attn_implementation"));
+      if (a == "sdpa") return job.attention.set(Attention::Sdpa, source_of(attn, "attn_implementation"));
+      if (starts_with(a, "flash_attention")) return job.attention.set(Attention::Flash, source_of(attn, "attn_implementation"));
     }
+    job.attention.source = source_of(Reading{std::nullopt, attn.use, text(attn.use)}, "attn_implementation");
   }
 
   // `torch_dtype=` / `dtype=` of the load: the weights' dtype (decides pure vs mixed).

@@ -110,6 +110,22 @@ TEST(Estimate, AnUnreadSequenceIsAssumedAndTheMaximumPositionOnlyBoundsTheInterv
   EXPECT_LT(estimate(stated, target("a100-80gb")).high, max.total);
 }
 
+TEST(Estimate, AnUnstatedAttentionSpansEagerThroughSdpa) {
+  // GPT-2 at 8 x 512 materialises its score matrices under eager attention: the interval of a
+  // job that does not say which kernel runs reaches the eager estimate (the family default,
+  // SDPA, used to overwrite the eager alternative, so the interval never widened).
+  JobSpec j = training_job("gpt2", 8, 512, Precision::AmpFp16);
+  JobSpec eager = j;
+  eager.attention.set(Attention::Eager, kFlag);
+  const Estimate e = estimate(j, target("t4"));
+  const Estimate with_eager = estimate(eager, target("t4"));
+  ASSERT_GT(with_eager.total, e.total);
+  EXPECT_GE(e.high, with_eager.total);
+  bool widened = false;
+  for (const Widening& w : e.widenings) widened = widened || w.field == "attention";
+  EXPECT_TRUE(widened);
+}
+
 TEST(Estimate, DefaultedFieldsWidenStatedFieldsDoNot) {
   JobSpec j = training_job("llama-2-7b", 4, 2048, Precision::PureBf16);
   const Estimate defaulted = estimate(j, target("h100-80gb"));

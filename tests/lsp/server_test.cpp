@@ -463,13 +463,15 @@ TEST(LspHover, OverAFindingShowsTheRuleTheEvidenceAndTheFix) {
 
 // --- VRAM: code lens, hover, command, batch-size action -----------------------------------
 
-// A full fine-tune of gpt2-large at batch 64: far past a 24 GB card; batch 1 fits.
+// A full fine-tune of gpt2-large at batch 64: far past a 24 GB card; batch 1 fits (with the
+// SDPA kernel the script names: under eager attention batch 1 would not, so an unstated
+// kernel is "may not fit").
 const std::string kFinetune =
     "import torch\n"
     "from torch.utils.data import DataLoader\n"
     "from transformers import AutoModelForCausalLM\n"
     "\n"
-    "model = AutoModelForCausalLM.from_pretrained(\"gpt2-large\").cuda()\n"
+    "model = AutoModelForCausalLM.from_pretrained(\"gpt2-large\", attn_implementation=\"sdpa\").cuda()\n"
     "opt = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
     "loader = DataLoader(corpus, batch_size=64, num_workers=4, pin_memory=True)\n"
     "\n"
