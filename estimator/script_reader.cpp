@@ -417,6 +417,15 @@ class Reader {
       return;
     }
     for (const Call& c : calls_) {
+      // torchvision's registry (`get_model("resnet50")`): the model is its first argument,
+      // not the function's name.
+      if ((c.callee == "torchvision.models.get_model" || c.callee == "torchvision.models.get_model_builder")) {
+        Reading r = read(positional_arg(c.node, 0), c.scope);
+        if (is_null(r.use)) r = keyword(c, "name");
+        if (r.value && r.value->kind == Folded::Kind::Str) job.model.set(r.value->s, source_of(r, leaf_of(c.callee)));
+        else if (!is_null(r.use)) job.model.source = source_of(Reading{std::nullopt, r.use, text(r.use)}, leaf_of(c.callee));
+        return;
+      }
       if (starts_with(c.callee, "torchvision.models.") && leaf_of(c.callee) != "__init__") {
         job.model.set(std::string(leaf_of(c.callee)), call_source(c, text(field(c.node, k_.f_function)) + "()"));
         return;
