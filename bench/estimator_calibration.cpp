@@ -129,7 +129,7 @@ void print_fit(const std::vector<Row>& rows) {
 // verdict on a card it fits is a false OOM.
 void print_boundary(const std::vector<Row>& rows) {
   const double ks[] = {0.85, 0.90, 0.95, 0.98, 1.02, 1.05, 1.10, 1.15};
-  int count[5] = {}, wrong[5] = {}, actually_fits[5] = {};
+  int count[6] = {}, wrong[6] = {}, actually_fits[6] = {};  // indexed by Band (six values)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Estimate& e = rows[i].ours;
     const double fi = fit_factor(rows, i);

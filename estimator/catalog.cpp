@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "estimator/embedded_data.h"
@@ -201,6 +202,22 @@ std::vector<std::string> reference_candidates(std::string_view reference) {
   return out;
 }
 
+// Levenshtein distance (insertions, deletions, substitutions each cost 1), one row of memory.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
 }  // namespace
 
 std::string normalize_name(std::string_view name) {
@@ -270,6 +287,25 @@ const Architecture* Catalog::find_architecture(std::string_view reference) const
   for (const std::string& key : reference_candidates(reference))
     if (const std::size_t* i = lookup(architecture_index_, key)) return &architectures_[*i];
   return nullptr;
+}
+
+std::vector<std::string> Catalog::closest_architectures(std::string_view reference, std::size_t n) const {
+  const std::vector<std::string> queries = reference_candidates(reference);
+  std::vector<std::pair<std::size_t, const Architecture*>> ranked;
+  for (const Architecture& a : architectures_) {
+    std::size_t best = std::numeric_limits<std::size_t>::max();
+    auto consider = [&](std::string_view name) {
+      const std::string key = normalize_name(name);
+      for (const std::string& q : queries) best = std::min(best, edit_distance(q, key));
+    };
+    consider(a.id);
+    for (const std::string& alias : a.aliases) consider(alias);
+    ranked.emplace_back(best, &a);
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < ranked.size() && out.size() < n; ++i) out.push_back(ranked[i].second->id);
+  return out;
 }
 
 const Gpu* Catalog::find_gpu(std::string_view name) const {

@@ -136,6 +136,10 @@ class Catalog {
   /// estimator.md §5.2: the full reference, then the part after the last `/`, each also with
   /// one trailing `-hf`, `-v0.1`, `-instruct` or `-chat` removed; ids and aliases alike.
   const Architecture* find_architecture(std::string_view reference) const;
+  /// The `n` architecture ids nearest to `reference` by edit distance (over ids and aliases,
+  /// against the whole reference and the part after its last `/`), nearest first: the
+  /// "did you mean" list for a name the catalogue does not hold.
+  std::vector<std::string> closest_architectures(std::string_view reference, std::size_t n = 5) const;
   const Gpu* find_gpu(std::string_view name) const;  // id or alias
   const Gpu* gpu_by_id(std::string_view id) const;
   const Instance* find_instance(std::string_view name) const;

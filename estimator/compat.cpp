@@ -34,6 +34,7 @@ struct RefConfig {
   bool generation = false;
   std::optional<int64_t> max_context;
   double frozen_fraction = 0.0;
+  std::optional<int64_t> trainable;  // --trainable-params (the reference's own flag)
   bool inference = false;
 };
 
@@ -81,6 +82,7 @@ RefConfig ref_config(const JobSpec& job) {
   c.generation = job.generation.value;
   c.max_context = job.max_context.value;
   c.frozen_fraction = job.frozen_fraction.value;
+  c.trainable = job.trainable_params.value;
   c.inference = job.inference_only.value || job.generation.value;
   return c;
 }
@@ -201,7 +203,8 @@ RefResult ref_evaluate(const RefProfile& p, const RefConfig& c, std::optional<in
   const bool z1 = c.sharding == RefSharding::Zero1, z2 = c.sharding == RefSharding::Zero2,
              z3 = c.sharding == RefSharding::Zero3;
   const double P = double(p.params);
-  const double Pt = c.frozen_fraction > 0 ? double(trunc(P * (1.0 - c.frozen_fraction))) : P;
+  const double Pt = c.trainable ? std::min(P, double(*c.trainable))
+                   : c.frozen_fraction > 0 ? double(trunc(P * (1.0 - c.frozen_fraction))) : P;
   const auto [states, per_state] = ref_optimizer_states(c.optimizer);
   RefResult r;
   const int64_t weights = trunc(P * bytes.param / (z3 ? W : 1.0));

@@ -22,8 +22,10 @@ Term activation_term(const std::string& key, const std::string& label, int64_t b
 constexpr double kActivationHalfWidth = 0.10;
 constexpr double kLogitsHalfWidth = 0.10;
 constexpr double kBackwardWorkspaceHalfWidth = 0.25;
-// Reference behaviour kept: when activations cannot be estimated the interval's upper side
-// widens by a quarter of the total (estimator.md §6.2).
+// Reference behaviour kept as the floor: when activations cannot be estimated the interval's
+// upper side widens by at least a quarter of the total (estimator.md §6.2). A quarter is far
+// too little for an LLM fine-tune (activations and logits are often larger than the model
+// states), so the top also covers a same-size stand-in (unknown_terms_stand_in below).
 constexpr double kUnknownActivationWidening = 0.25;
 
 struct ModelStates {
@@ -116,7 +118,8 @@ Attention default_attention(const ModelProfile& p) {
 }
 
 JobSpec with_family_defaults(JobSpec job, const ModelProfile& p) {
-  if (!job.attention.stated()) {
+  // Only a default is replaced: an interval alternative (Derived) must keep its value.
+  if (job.attention.defaulted()) {
     const Attention a = default_attention(p);
     if (a != job.attention.value)
       job.attention.set(a, Source::by_default("eager (this family has no SDPA path in transformers)"));
@@ -130,7 +133,7 @@ std::vector<std::pair<std::string, JobSpec>> alternatives(const JobSpec& job, co
   auto add = [&](std::string label, JobSpec changed) { out.emplace_back(std::move(label), std::move(changed)); };
   if (job.attention.defaulted() && p.has_shape() && job.attention.value != Attention::Eager) {
     JobSpec j = job;
-    j.attention.value = Attention::Eager;
+    j.attention.set(Attention::Eager, Source::derived("interval alternative"));
     add("attention: eager (older transformers, attn_implementation=\"eager\")", j);
   }
   if (!job.inference_only.value && !job.generation.value) {
@@ -152,16 +155,74 @@ std::vector<std::pair<std::string, JobSpec>> alternatives(const JobSpec& job, co
     j.batch_size.value = std::max(1, job.batch_size.value) * 4;
     add("batch_size: unknown (" + job.batch_size.source.blocking_expression + "), 4x assumed for the upper bound", j);
   }
-  if (job.seq_len.source.kind == SourceKind::Unknown && job.seq_len.value && p.shape()) {
+  // A sequence length nobody stated (or the script sets but the reader could not fold): the
+  // estimate assumed a length; the model's maximum position is the upper bound.
+  const Shape* s = p.shape();
+  const bool text_model = s && s->vocab > 0 && !p.is_cnn() && p.arch->family != Family::VisionTransformer;
+  if (text_model && !job.seq_len.value && !job.generation.value && s->max_position > 0) {
     JobSpec j = job;
-    j.seq_len.value = p.shape()->max_position;
-    add("seq_len: unknown (" + job.seq_len.source.blocking_expression + "), the maximum position for the upper bound", j);
+    j.seq_len.set(s->max_position, Source::derived("the model's maximum position"));
+    const std::string why = job.seq_len.source.kind == SourceKind::Unknown
+                                ? "unknown (" + job.seq_len.source.blocking_expression + ")"
+                                : "not read";
+    add("seq_len: " + why + ", the model's maximum position " + std::to_string(s->max_position) +
+            " for the upper bound",
+        j);
   }
   if (job.generation.value && job.full_prompt_logits.defaulted() && !job.full_prompt_logits.value) {
     JobSpec j = job;
     j.full_prompt_logits.value = true;
     add("prefill logits for every prompt position (transformers < 4.45)", j);
   }
+  return out;
+}
+
+// The catalogue's decoder-only transformer nearest in parameter count (log scale): the
+// stand-in for a model known only by its count. Not a measurement of the user's model; it
+// bounds what activations of a model that size plausibly add.
+const Architecture* same_size_transformer(int64_t params, const Catalog& catalog) {
+  const Architecture* best = nullptr;
+  double best_distance = 0;
+  for (const Architecture& a : catalog.architectures()) {
+    if (a.family != Family::DecoderOnly || !a.shape || a.params <= 0 || a.shape->num_experts > 0) continue;
+    const double distance = std::fabs(std::log(double(a.params) / double(std::max<int64_t>(1, params))));
+    if (!best || distance < best_distance) best = &a, best_distance = distance;
+  }
+  return best;
+}
+
+// What the unknown terms of a shapeless model would add if it were the same-size stand-in at
+// the job's batch and sequence (its maximum position when the job gives none): the terms the
+// shape decides (activations, logits, backward workspace, KV cache) of the stand-in's peak
+// phase, with the allocator overhead.
+struct StandIn {
+  std::string id;
+  int64_t seq = 0;
+  int64_t bytes = 0;
+};
+
+Estimate evaluate(const JobSpec& job, const std::optional<Target>& target, const Catalog& catalog);
+
+std::optional<StandIn> unknown_terms_stand_in(const JobSpec& job, const Estimate& e, const Catalog& catalog) {
+  const Architecture* proxy = same_size_transformer(e.model.params, catalog);
+  if (!proxy) return std::nullopt;
+  JobSpec j = job;
+  j.model.set(proxy->id, Source::derived("same-size stand-in for unknown activations"));
+  j.params = JobSpec{}.params;
+  const Estimate alt = evaluate(j, e.target, catalog);
+  if (!alt.known || !alt.peak()) return std::nullopt;
+  int64_t shape_terms = 0;
+  for (const Term& t : alt.peak()->terms)
+    if (t.key == "activations" || t.key == "logits" || t.key == "backward_workspace" || t.key == "KV_cache")
+      shape_terms += t.bytes;
+  return StandIn{proxy->id, alt.run.seq, static_cast<int64_t>(double(shape_terms) * allocator_factor())};
+}
+
+std::vector<std::string> unknown_terms_of(const Estimate& e, bool activations_known) {
+  std::vector<std::string> out;
+  if (!activations_known) out.push_back("activations");
+  if (e.run.generation && !e.model.has_shape()) out.push_back("KV cache");
+  if (e.run.adapters_unknown) out.push_back("LoRA adapters");
   return out;
 }
 
@@ -192,9 +253,21 @@ Estimate evaluate(const JobSpec& job, const std::optional<Target>& target, const
   const int64_t half = half_width(e.breakdown);
   e.low = std::max<int64_t>(0, e.total - half);
   e.high = e.total + half;
+  e.unknown_terms = unknown_terms_of(e, activations_known);
   if (!activations_known) {
-    e.high += static_cast<int64_t>(double(e.total) * kUnknownActivationWidening);
-    e.notes.push_back("activations unknown (no architecture shape): the real peak is higher");
+    const int64_t floor_high = e.high + static_cast<int64_t>(double(e.total) * kUnknownActivationWidening);
+    std::optional<StandIn> stand_in = unknown_terms_stand_in(job, e, catalog);
+    e.high = std::max(floor_high, stand_in ? e.high + stand_in->bytes : 0);
+    std::string note = "activations unknown (no architecture shape): not in the total, the real peak is higher; the "
+                       "interval's top adds at least 25 % of the total";
+    if (stand_in) {
+      note += " or, if larger, the activations and logits of " + stand_in->id +
+              " (the catalogue's decoder-only transformer nearest in parameter count) at batch " +
+              std::to_string(e.run.batch) + " x " + std::to_string(stand_in->seq) + " tokens (" +
+              format_bytes(stand_in->bytes) + ", a derived stand-in, not a measurement)";
+      if (!job.seq_len.value) note += "; give --seq-len, the stand-in's maximum position was used";
+    }
+    e.notes.push_back(note);
   }
   return e;
 }
@@ -217,6 +290,7 @@ std::string_view band_name(Band b) {
   switch (b) {
     case Band::Fits: return "FITS";
     case Band::Tight: return "TIGHT";
+    case Band::MayNotFit: return "MAY_NOT_FIT";
     case Band::LikelyOom: return "LIKELY_OOM";
     case Band::CertainOom: return "CERTAIN_OOM";
     case Band::Unknown: break;
@@ -227,7 +301,8 @@ std::string_view band_name(Band b) {
 std::string_view band_label(Band b) {
   switch (b) {
     case Band::Fits: return "fits with margin";
-    case Band::Tight: return "tight: fits the point estimate, not the margin";
+    case Band::Tight: return "may not fit: the capacity is inside the interval";
+    case Band::MayNotFit: return "may not fit: a term is unknown";
     case Band::LikelyOom: return "does not fit (likely OOM)";
     case Band::CertainOom: return "does not fit (OOM)";
     case Band::Unknown: break;
@@ -237,8 +312,9 @@ std::string_view band_label(Band b) {
 
 bool band_is_failure(Band b) { return b == Band::LikelyOom || b == Band::CertainOom; }
 
-Band band_for(int64_t low, int64_t total, int64_t high, int64_t usable) {
+Band band_for(int64_t low, int64_t total, int64_t high, int64_t usable, bool terms_known) {
   if (usable <= 0) return Band::Unknown;
+  if (!terms_known && total < usable) return Band::MayNotFit;
   if (high < usable) return Band::Fits;
   if (total < usable) return Band::Tight;
   if (low < usable) return Band::LikelyOom;
@@ -263,7 +339,7 @@ Estimate estimate(const JobSpec& job, const std::optional<Target>& target, const
   if (options.widen_for_defaults) widen_for_defaults(e, job, target, catalog);
   if (target) {
     e.utilization = double(e.total) / double(std::max<int64_t>(1, target->usable_bytes));
-    e.band = band_for(e.low, e.total, e.high, target->usable_bytes);
+    e.band = band_for(e.low, e.total, e.high, target->usable_bytes, e.unknown_terms.empty());
   }
   return e;
 }

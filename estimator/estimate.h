@@ -28,9 +28,12 @@
 
 namespace preflight::estimator {
 
-enum class Band { Fits, Tight, LikelyOom, CertainOom, Unknown };
-std::string_view band_name(Band b);   // FITS | TIGHT | LIKELY_OOM | CERTAIN_OOM | UNKNOWN
-std::string_view band_label(Band b);  // "fits with margin" | "tight" | ...
+// MayNotFit: the known terms fit below the capacity but a term is unknown (activations of
+// a model given only by its parameter count, ...): the real peak is higher by an amount
+// nobody measured, so the verdict is never a plain fit.
+enum class Band { Fits, Tight, MayNotFit, LikelyOom, CertainOom, Unknown };
+std::string_view band_name(Band b);   // FITS | TIGHT | MAY_NOT_FIT | LIKELY_OOM | CERTAIN_OOM | UNKNOWN
+std::string_view band_label(Band b);  // "fits with margin" | "may not fit: ..." | ...
 bool band_is_failure(Band b);
 
 struct Phase {
@@ -58,6 +61,7 @@ struct Estimate {
   int64_t low = 0;
   int64_t high = 0;
   bool activations_known = true;
+  std::vector<std::string> unknown_terms;  // terms charged as 0 because nothing determines them
   std::optional<Target> target;
   Band band = Band::Unknown;
   double utilization = 0.0;  // total / usable
@@ -77,7 +81,8 @@ Estimate estimate(const JobSpec& job, const std::optional<Target>& target, const
                   const EstimateOptions& options = {});
 
 /// Band of an interval against usable bytes (estimator.md §6.3; an interval that straddles
-/// the capacity is never FITS).
-Band band_for(int64_t low, int64_t total, int64_t high, int64_t usable);
+/// the capacity is never FITS). With an unknown term, a total below the capacity is
+/// MAY_NOT_FIT: the interval's top is a stand-in, not a bound.
+Band band_for(int64_t low, int64_t total, int64_t high, int64_t usable, bool terms_known = true);
 
 }  // namespace preflight::estimator

@@ -97,7 +97,9 @@ struct JobSpec {
 
   // Shape of one micro-batch.
   Field<int> batch_size{1, Source::by_default("1 (per-device micro-batch)")};
-  Field<std::optional<int>> seq_len{std::nullopt, Source::by_default("the model's maximum position")};
+  Field<std::optional<int>> seq_len{std::nullopt,
+                                    Source::by_default("not read: 1024 tokens (at most the model's maximum position) "
+                                                       "assumed, the maximum position bounds the interval")};
   Field<std::optional<int>> image_size{std::nullopt, Source::by_default("the model's reference resolution")};
   Field<int> accumulation_steps{1, Source::by_default("1")};
 
@@ -116,6 +118,9 @@ struct JobSpec {
   Field<Attention> attention{Attention::Sdpa, Source::by_default("SDPA (transformers >= 4.36 default)")};
   Field<LossImpl> loss_impl{LossImpl::Full, Source::by_default("full logits (Hugging Face loss)")};
   Field<double> frozen_fraction{0.0, Source::by_default("all parameters trainable")};
+  // torch-preflight's `--trainable-params`: the count with gradients (the adapters' count
+  // under PEFT); when given it decides the frozen share instead of frozen_fraction.
+  Field<std::optional<int64_t>> trainable_params{std::nullopt, Source::by_default("every parameter (or the adapters)")};
   Field<Peft> peft{Peft::None, Source::by_default("full fine-tune")};
   Field<int> lora_rank{16, Source::by_default("16")};
   Field<std::vector<std::string>> lora_targets{{}, Source::by_default("q and v projections (peft default)")};

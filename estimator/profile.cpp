@@ -40,12 +40,13 @@ ModelProfile resolve_model(const JobSpec& job, const Catalog& catalog) {
       p.params_source = "--params (differs from the catalogue's " + arch->id + "; its shape is not used)";
     }
   }
-  if (!p.known) {
-    p.reason = job.model.value.empty()
-                   ? "no model: give --model NAME (see the catalogue) or --params COUNT"
-                   : "'" + job.model.value +
-                         "' is not in the built-in catalogue; give --params COUNT to estimate it (activations "
-                         "then stay unknown)";
+  if (!p.known && job.model.value.empty()) p.reason = "no model: give --model NAME (see the catalogue) or --params COUNT";
+  if (!p.known && !job.model.value.empty()) {
+    p.suggestions = catalog.closest_architectures(job.model.value);
+    std::string nearest;
+    for (const std::string& id : p.suggestions) nearest += (nearest.empty() ? "" : ", ") + id;
+    p.reason = "'" + job.model.value + "' is not in the built-in catalogue (did you mean: " + nearest +
+               "?); give --params COUNT to estimate it (activations then stay unknown)";
   }
   return p;
 }

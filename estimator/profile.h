@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "estimator/catalog.h"
 #include "estimator/job.h"
@@ -19,6 +20,7 @@ std::string_view confidence_name(Confidence c);
 struct ModelProfile {
   bool known = false;
   std::string reason;          // why unknown
+  std::vector<std::string> suggestions;  // a name the catalogue lacks: its nearest ids
   std::string id;              // catalogue id or "custom"
   std::string reference;       // what the user / script named
   const Architecture* arch = nullptr;

@@ -336,7 +336,10 @@ RemediationPlan plan_remediations(const JobSpec& job, const Estimate& baseline, 
       if (plan.ranked.size() < options.limit || flagged) plan.ranked.push_back(r);
     }
   }
-  if (baseline.run.training || baseline.run.generation || baseline.model.has_shape())
+  // Without activations a batch or context size has nothing to scale: no inverse answers
+  // (the reference printed "largest micro-batch 65536" for a model given by its count).
+  const bool shape_terms_known = baseline.activations_known && baseline.unknown_terms.empty();
+  if (shape_terms_known && (baseline.run.training || baseline.run.generation || baseline.model.has_shape()))
     plan.inverse = inverse_answers(job, baseline, eval);
   plan.evaluations = eval.count;
   return plan;

@@ -23,7 +23,8 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 const char* band_symbol(Band b) {
   switch (b) {
     case Band::Fits: return "✓ fits";
-    case Band::Tight: return "~ tight";
+    case Band::Tight: return "~ may not fit";
+    case Band::MayNotFit: return "? may not fit";
     case Band::LikelyOom:
     case Band::CertainOom: return "✗ OOM";
     case Band::Unknown: break;
@@ -166,6 +167,7 @@ std::vector<FieldView> job_fields(const JobSpec& j) {
   add("attention", std::string(attention_name(j.attention.value)), j.attention.source);
   add("loss", std::string(loss_impl_name(j.loss_impl.value)), j.loss_impl.source);
   add("frozen_fraction", std::to_string(j.frozen_fraction.value), j.frozen_fraction.source);
+  add("trainable_params", text_of(j.trainable_params.value), j.trainable_params.source);
   add("peft", std::string(peft_name(j.peft.value)), j.peft.source);
   add("lora_rank", std::to_string(j.lora_rank.value), j.lora_rank.source);
   add("lora_targets", j.lora_targets.value.empty() ? "default" : join(j.lora_targets.value, ","), j.lora_targets.source);
@@ -303,6 +305,7 @@ nlohmann::ordered_json report_json(const EstimateReport& r) {
   j["terms"] = terms;
   j["activation_detail"] = {{"saved", e.term_bytes("activations")}, {"logits", e.term_bytes("logits")},
                             {"backward_workspace", e.term_bytes("backward_workspace")}};
+  j["unknown_terms"] = e.unknown_terms;
   nlohmann::ordered_json widen = nlohmann::ordered_json::array();
   for (const Widening& w : e.widenings) widen.push_back({{"field", w.field}, {"alternative", w.alternative}, {"total_bytes", w.total}});
   j["widenings"] = widen;

@@ -45,9 +45,15 @@ void resolve_workload(const JobSpec& job, const ModelProfile& profile, Run& r, s
   } else if (shape) {
     r.seq = shape->max_position;
     r.seq_defaulted = true;
-    if (!profile.is_cnn() && shape->vocab > 0 && profile.arch->family != Family::VisionTransformer && !r.generation)
-      notes.push_back("sequence length not given: the model's maximum position (" + std::to_string(r.seq) +
-                      ") is used");
+    if (!profile.is_cnn() && shape->vocab > 0 && profile.arch->family != Family::VisionTransformer && !r.generation) {
+      // A text model's maximum position (131,072 for Qwen2.5) is what the model accepts,
+      // not what a fine-tune feeds it: the point estimate assumes the length transformers'
+      // run_clm example falls back to, and the maximum bounds the interval (estimate.cpp).
+      r.seq = std::min<int64_t>(shape->max_position, assumed_sequence_length());
+      notes.push_back("sequence length not read: " + std::to_string(r.seq) +
+                      " tokens assumed for the estimate; the model's maximum position (" +
+                      std::to_string(shape->max_position) + ") bounds the interval; give --seq-len");
+    }
   }
   if (shape && profile.arch->family == Family::VisionTransformer && job.image_size.value && shape->patch_size > 0) {
     const int64_t side = *job.image_size.value / shape->patch_size;
@@ -81,17 +87,31 @@ void resolve_trainable(const JobSpec& job, const ModelProfile& profile, Run& r, 
   if (peft != Peft::None && r.training) {
     r.base_frozen = true;
     r.trainable = 0;
-    if (profile.layout) {
+    if (job.trainable_params.value) {
+      // The adapters' count as stated: their placement (for activations) still follows the
+      // layout's plan where one exists.
+      if (profile.layout) r.lora = lora_plan(*profile.layout, std::max(1, job.lora_rank.value), job.lora_targets.value);
+      r.lora_params = *job.trainable_params.value;
+    } else if (profile.layout) {
       r.lora = lora_plan(*profile.layout, std::max(1, job.lora_rank.value), job.lora_targets.value);
       r.lora_params = r.lora.trainable;
     } else {
+      r.adapters_unknown = true;
       notes.push_back("LoRA on a model without a known layout: adapter size unknown (charged as 0)");
     }
     if (job.peft.value == Peft::None)
       notes.push_back("quantised weights are frozen: training them means adapters (QLoRA); rank " +
                       std::to_string(std::max(1, job.lora_rank.value)) + " assumed");
   } else {
+    if (job.trainable_params.value && trainable_base > 0) {
+      const int64_t stated = *job.trainable_params.value;
+      if (stated > trainable_base)
+        notes.push_back("--trainable-params " + std::to_string(stated) + " exceeds the model's " +
+                        std::to_string(trainable_base) + " trainable parameters: all of them are charged");
+      r.frozen_fraction = 1.0 - double(std::min(stated, trainable_base)) / double(trainable_base);
+    }
     r.trainable = r.training ? static_cast<int64_t>(double(trainable_base) * (1.0 - r.frozen_fraction)) : 0;
+    if (r.training && job.trainable_params.value) r.trainable = std::min(*job.trainable_params.value, trainable_base);
     r.base_frozen = r.frozen_fraction >= 1.0;
   }
   r.logits = head_has_vocabulary(profile, r.head);
@@ -143,6 +163,8 @@ void resolve_generation(const JobSpec& job, const ModelProfile& profile, Run& r,
 }
 
 }  // namespace
+
+int64_t assumed_sequence_length() { return 1024; }
 
 bool Run::shards_params() const {
   return sharding == Sharding::Zero3 || sharding == Sharding::FsdpFull || sharding == Sharding::FsdpHybrid ||

@@ -49,6 +49,7 @@ struct Run {
   int64_t lora_params = 0;   // adapter parameters (fp32)
   LoraPlan lora;
   bool base_frozen = false;  // every base weight frozen (LoRA, QLoRA, frozen_fraction = 1)
+  bool adapters_unknown = false;  // LoRA on a model without a layout: adapter count unknown
   double frozen_fraction = 0.0;
 
   // Parallelism.
@@ -74,6 +75,11 @@ struct Run {
   bool shards_gradients() const;   // + ZeRO-2 / FSDP grad-op
   bool shards_optimizer() const;   // + ZeRO-1
 };
+
+/// Tokens per sample assumed when a text model's sequence length is neither stated nor read:
+/// the block size transformers' run_clm example uses when the tokenizer allows more (1024);
+/// an assumption, shown as one, with the model's maximum position as the interval's top.
+int64_t assumed_sequence_length();
 
 /// Resolves `job` for `profile` on `target` (may be null: no hardware). Appends the
 /// notes the resolution implies (bf16 on a card without it, sequence defaulted, ...).

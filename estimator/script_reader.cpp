@@ -12,6 +12,7 @@
 #include "analysis/module_model.h"
 #include "analysis/syntax.h"
 #include "analysis/torch_facts.h"
+#include "estimator/deepspeed.h"
 #include "estimator/module_params.h"
 
 namespace preflight::estimator {
@@ -91,6 +92,7 @@ class Reader {
       calls_.push_back({n, scope, q.value_or("")});
     }
     if (is(n, k_.for_statement)) loops_.push_back(n);
+    if (is(n, k_.dictionary)) dicts_.push_back({n, scope});
     for_each_named_child(n, [&](TSNode c) { collect(c, scope, depth + 1); });
   }
 
@@ -415,6 +417,15 @@ class Reader {
       return;
     }
     for (const Call& c : calls_) {
+      // torchvision's registry (`get_model("resnet50")`): the model is its first argument,
+      // not the function's name.
+      if ((c.callee == "torchvision.models.get_model" || c.callee == "torchvision.models.get_model_builder")) {
+        Reading r = read(positional_arg(c.node, 0), c.scope);
+        if (is_null(r.use)) r = keyword(c, "name");
+        if (r.value && r.value->kind == Folded::Kind::Str) job.model.set(r.value->s, source_of(r, leaf_of(c.callee)));
+        else if (!is_null(r.use)) job.model.source = source_of(Reading{std::nullopt, r.use, text(r.use)}, leaf_of(c.callee));
+        return;
+      }
       if (starts_with(c.callee, "torchvision.models.") && leaf_of(c.callee) != "__init__") {
         job.model.set(std::string(leaf_of(c.callee)), call_source(c, text(field(c.node, k_.f_function)) + "()"));
         return;
@@ -471,13 +482,27 @@ class Reader {
     else if (cls == "AutoModel") job.head.set(Head::None, call_source(c, std::string(cls)));
     read_weight_dtype(c);
     read_quantization(c, job);
+    read_attention(c, job);
+  }
+
+  // `attn_implementation="eager" | "sdpa" | "flash_attention_2"` (or the older
+  // `use_flash_attention_2=True`). A value that does not fold, or names a kernel without a
+  // memory model here, is Unknown: the interval then spans eager through SDPA.
+  void read_attention(const Call& c, JobSpec& job) const {
     Reading attn = keyword(c, "attn_implementation");
+    if (is_null(attn.use)) {
+      Reading flash2 = keyword(c, "use_flash_attention_2");
+      if (flash2.value && flash2.value->kind == Folded::Kind::Bool && flash2.value->b)
+        job.attention.set(Attention::Flash, source_of(flash2, "use_flash_attention_2"));
+      return;
+    }
     if (attn.value && attn.value->kind == Folded::Kind::Str) {
       const std::string& a = attn.value->s;
-      if (a == "eager") job.attention.set(Attention::Eager, source_of(attn, "attn_implementation"));
-      else if (a == "sdpa") job.attention.set(Attention::Sdpa, source_of(attn, "attn_implementation"));
-      else if (starts_with(a, "flash_attention")) job.attention.set(Attention::Flash, source_of(attn, "attn_implementation"));
+      if (a == "eager") return job.attention.set(Attention::Eager, source_of(attn, "attn_implementation"));
+      if (a == "sdpa") return job.attention.set(Attention::Sdpa, source_of(attn, "attn_implementation"));
+      if (starts_with(a, "flash_attention")) return job.attention.set(Attention::Flash, source_of(attn, "attn_implementation"));
     }
+    job.attention.source = source_of(Reading{std::nullopt, attn.use, text(attn.use)}, "attn_implementation");
   }
 
   // `torch_dtype=` / `dtype=` of the load: the weights' dtype (decides pure vs mixed).
@@ -549,9 +574,96 @@ class Reader {
       if (bf16.value && bf16.value->kind == Folded::Kind::Bool && bf16.value->b) amp("bf16", source_of(bf16, "bf16"));
       if (fp16.value && fp16.value->kind == Folded::Kind::Bool && fp16.value->b) amp("fp16", source_of(fp16, "fp16"));
       read_hf_optim(keyword(c, "optim"), job);
-      Reading ds = keyword(c, "deepspeed");
-      if (!is_null(ds.use)) job.sharding.source = source_of(Reading{std::nullopt, ds.use, text(ds.use)}, "deepspeed");
+      if (TSNode ds = keyword_arg(c.node, "deepspeed", src_); !is_null(ds)) deepspeed_use_ = {ds, c.scope, "deepspeed"};
     }
+  }
+
+  // --- DeepSpeed ------------------------------------------------------------------------------
+  struct ConfigUse {
+    TSNode node{};
+    int scope = 0;
+    std::string what;  // how the script passes it: `deepspeed`, `config`, `--deepspeed default`
+  };
+
+  // Where the script hands DeepSpeed its config: TrainingArguments(deepspeed=...) (read with
+  // the arguments), deepspeed.initialize(config= / config_params=), else an argparse
+  // `--deepspeed` / `--deepspeed_config` default.
+  ConfigUse deepspeed_config_use() const {
+    if (!is_null(deepspeed_use_.node)) return deepspeed_use_;
+    for (const Call& c : calls_) {
+      if (c.callee != "deepspeed.initialize") continue;
+      for (std::string_view kw : {"config", "config_params"})
+        if (TSNode v = keyword_arg(c.node, kw, src_); !is_null(v)) return {v, c.scope, std::string(kw)};
+    }
+    for (const Call& c : calls_) {
+      if (callee_leaf(c.node, src_) != "add_argument") continue;
+      for (const char* name : {"deepspeed", "deepspeed_config", "ds_config"}) {
+        if (!argument_names(c.node, name)) continue;
+        TSNode def = keyword_arg(c.node, "default", src_);
+        if (!is_null(def) && !is(unparenthesize(def), k_.none)) return {def, c.scope, "--" + std::string(name) + " default"};
+      }
+    }
+    return {};
+  }
+
+  void read_deepspeed(JobSpec& job) {
+    const ConfigUse use = deepspeed_config_use();
+    if (is_null(use.node)) return;
+    TSNode value = unparenthesize(use.node);
+    int scope = use.scope;
+    if (is(value, k_.identifier)) {
+      if (TSNode bound = single_value(text(value), scope); !is_null(bound) && is(bound, k_.dictionary)) value = bound;
+    }
+    const std::string detail = use.what + "=" + text(use.node);
+    if (is(value, k_.dictionary)) {
+      std::string error;
+      if (auto config = parse_deepspeed_config(json_of(value, scope, 0), error))
+        apply_deepspeed_config(*config, Source{SourceKind::Script, "DeepSpeed config " + detail, range_of(value), {}}, job);
+      return;
+    }
+    Reading r = read(use.node, scope);
+    if (r.value && r.value->kind == Folded::Kind::Str) {
+      deepspeed_file_ = DeepSpeedReference{r.value->s, range_of(r.value->site), detail};
+      return;
+    }
+    job.sharding.source = source_of(Reading{std::nullopt, use.node, text(use.node)}, "DeepSpeed config " + use.what);
+  }
+
+  // A dict / list literal as JSON, every leaf folded; a leaf that does not fold keeps its
+  // expression (`{"$unfolded": "args.stage"}`) so the config reader reports what blocked it.
+  nlohmann::json json_of(TSNode e, int scope, int depth) const {
+    e = unparenthesize(e);
+    if (depth > kMaxFoldDepth) return {{std::string(kUnfoldedKey), text(e)}};
+    if (is(e, k_.identifier)) {
+      if (TSNode bound = single_value(text(e), scope); !is_null(bound) && (is(bound, k_.dictionary) || is(bound, k_.list)))
+        return json_of(bound, scope, depth + 1);
+    }
+    if (is(e, k_.dictionary)) {
+      nlohmann::json object = nlohmann::json::object();
+      for (uint32_t i = 0; i < ts_node_named_child_count(e); ++i) {
+        TSNode pair = ts_node_named_child(e, i);
+        if (!is(pair, k_.pair)) continue;
+        auto key = fold(ts_node_child_by_field_name(pair, "key", 3), scope);
+        if (key && key->kind == Folded::Kind::Str) object[key->s] = json_of(field(pair, k_.f_value), scope, depth + 1);
+      }
+      return object;
+    }
+    if (is(e, k_.list) || is(e, k_.tuple)) {
+      nlohmann::json array = nlohmann::json::array();
+      for_each_named_child(e, [&](TSNode item) { array.push_back(json_of(item, scope, depth + 1)); });
+      return array;
+    }
+    if (is(e, k_.none)) return nullptr;
+    auto v = fold(e, scope);
+    if (!v) return {{std::string(kUnfoldedKey), text(e)}};
+    switch (v->kind) {
+      case Folded::Kind::Int: return v->i;
+      case Folded::Kind::Float: return v->f;
+      case Folded::Kind::Bool: return v->b;
+      case Folded::Kind::Str: return v->s;
+      case Folded::Kind::Dotted: break;
+    }
+    return {{std::string(kUnfoldedKey), text(e)}};
   }
 
   void read_hf_optim(const Reading& r, JobSpec& job) {
@@ -723,6 +835,13 @@ class Reader {
     else job.lora_targets.source = Source{SourceKind::Unknown, "target_modules", range_of(targets), text(targets)};
   }
 
+  // The names scripts give the tokens per sample, most specific first: a block / packing
+  // size is what the model sees; `max_length` is also a generation length; the tokenizer's
+  // `model_max_length` is only a cap.
+  static constexpr std::string_view kSequenceNames[] = {
+      "block_size", "max_seq_length", "max_seq_len", "cutoff_len", "seq_len", "seq_length",
+      "max_len", "context_length", "max_length", "model_max_length"};
+
   void read_sequence(JobSpec& job) {
     if (job.seq_len.stated()) return;
     // A tokenizer call's `max_length` (the padded / truncated length of one sample). Read
@@ -734,6 +853,66 @@ class Reader {
       set_int(job.seq_len, r, "max_length");
       return;
     }
+    // trl's trainers (older API: SFTTrainer(max_seq_length=...)) and a tokenizer loaded
+    // with a cap (`AutoTokenizer.from_pretrained(..., model_max_length=512)`).
+    for (const Call& c : calls_) {
+      const bool trl_trainer = starts_with(c.callee, "trl.") && ends_with(leaf_of(c.callee), "Trainer");
+      const bool tokenizer_load = starts_with(c.callee, "transformers.") && ends_with(c.callee, ".from_pretrained") &&
+                                  c.callee.find("Tokenizer") != std::string::npos;
+      for (std::string_view kw : {"max_seq_length", "max_length", "model_max_length"}) {
+        if (!(trl_trainer && kw != "model_max_length") && !(tokenizer_load && kw == "model_max_length")) continue;
+        Reading r = keyword(c, kw);
+        if (is_null(r.use) || is(unparenthesize(r.use), k_.none)) continue;
+        set_int(job.seq_len, r, kw);
+        return;
+      }
+    }
+    // Otherwise the value the script declares under one of the usual names: an argparse
+    // default, a (data)class field default, a config dict's entry, a module constant.
+    for (std::string_view name : kSequenceNames) {
+      std::optional<std::pair<Reading, std::string>> found = declared_int(std::string(name));
+      if (!found) continue;
+      set_int(job.seq_len, found->first, found->second);
+      if (job.seq_len.value) return;
+    }
+  }
+
+  // `name` declared with an integer the script fixes: (the reading, how it is spelt).
+  std::optional<std::pair<Reading, std::string>> declared_int(const std::string& name) const {
+    auto usable = [](const Reading& r) { return r.value && r.value->kind == Folded::Kind::Int && r.value->i > 0; };
+    for (const Call& c : calls_) {
+      if (callee_leaf(c.node, src_) != "add_argument" || !argument_names(c.node, name)) continue;
+      TSNode def = keyword_arg(c.node, "default", src_);
+      if (Reading r = read(def, c.scope); usable(r)) return std::pair{r, "argparse --" + name + " default"};
+    }
+    for (const ClassInfo& cls : model_.classes()) {
+      const int scope = model_.scope_opened_by(cls.node);
+      if (scope < 0) continue;
+      const auto& bindings = model_.scopes()[scope].bindings;
+      auto it = bindings.find(name);
+      if (it == bindings.end() || it->second.size() != 1) continue;
+      TSNode value = unparenthesize(it->second[0].value);
+      // `field(default=1024, metadata=...)` in a dataclass.
+      if (is(value, k_.call) && callee_leaf(value, src_) == "field") value = keyword_arg(value, "default", src_);
+      if (Reading r = read(value, scope); usable(r)) return std::pair{r, cls.name + "." + name};
+    }
+    for (const auto& [dict, scope] : dicts_) {
+      for (uint32_t j = 0; j < ts_node_named_child_count(dict); ++j) {
+        TSNode pair = ts_node_named_child(dict, j);
+        if (!is(pair, k_.pair)) continue;
+        TSNode key = ts_node_child_by_field_name(pair, "key", 3);
+        if (!is(key, k_.string) || string_content(key, src_) != name) continue;
+        if (Reading r = read(field(pair, k_.f_value), scope); usable(r)) return std::pair{r, "\"" + name + "\""};
+      }
+    }
+    const auto& module = model_.scopes()[0].bindings;
+    for (const auto& [binding, sites] : module) {
+      std::string lower = binding;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (lower != name || sites.size() != 1 || sites[0].position >= 0) continue;
+      if (Reading r = read(sites[0].value, 0); usable(r)) return std::pair{r, binding};
+    }
+    return std::nullopt;
   }
 
   bool is_tokenizer_call(const Call& c) const {
@@ -943,10 +1122,13 @@ class Reader {
   const Kinds& k_;
   std::vector<Call> calls_;
   std::vector<TSNode> loops_;
+  std::vector<std::pair<TSNode, int>> dicts_;  // dict literals with their scope (config dicts)
   std::string weight_dtype_, amp_dtype_;
   Source weight_dtype_source_, amp_source_;
   std::vector<std::pair<size_t, Reading>> pending_new_tokens_;
   Reading pending_accumulation_;  // Accelerator(gradient_accumulation_steps=...)  // generate(max_new_tokens=) by job
+  ConfigUse deepspeed_use_;       // TrainingArguments(deepspeed=...)
+  std::optional<DeepSpeedReference> deepspeed_file_;
 };
 
 std::vector<ScriptJob> Reader::jobs() {
@@ -970,7 +1152,10 @@ std::vector<ScriptJob> Reader::jobs() {
   read_peft(shared);
   read_sequence(shared);
   read_image_size(shared);
-  if (shared.sharding.source.kind != SourceKind::Unknown) read_sharding(shared);
+  read_sharding(shared);
+  // After everything the script states: the config's values replace them (the integration
+  // rejects a mismatch, and fills "auto" from them).
+  read_deepspeed(shared);
 
   for (size_t i = 0; i < out.size(); ++i) {
     ScriptJob& job = out[i];
@@ -989,7 +1174,9 @@ std::vector<ScriptJob> Reader::jobs() {
       continue;
     }
     job.spec = std::move(spec);
+    // The config's micro-batch is the batch; a DataLoader's is read only without it.
     read_batch(job);
+    job.deepspeed_file = deepspeed_file_;
   }
   for (auto& [index, r] : pending_new_tokens_) {
     JobSpec& spec = out[index].spec;

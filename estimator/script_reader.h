@@ -7,6 +7,7 @@
 // because of a variable's name. Pure: text in, jobs out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,11 +26,22 @@ enum class EntryKind {
 };
 std::string_view entry_kind_name(EntryKind k);
 
+/// A DeepSpeed config the script names by a literal path (`deepspeed="ds_config.json"`,
+/// `deepspeed.initialize(config="...")`, an argparse `--deepspeed` default). The reader does
+/// no I/O: the caller reads the file (relative to the script's directory) and applies it
+/// with `apply_deepspeed_config` (estimator/deepspeed.h). A dict literal is applied here.
+struct DeepSpeedReference {
+  std::string path;
+  analysis::ByteRange range;  // the string literal the path came from
+  std::string detail;         // `deepspeed="ds_config.json"` as the script spells it
+};
+
 struct ScriptJob {
   EntryKind kind = EntryKind::TrainingLoop;
   std::string entry_point;     // "the loop in `train()`", "`trainer.train()`"
   analysis::ByteRange anchor;  // the loop header / the call: where the code lens goes
   JobSpec spec;                // script values; the rest left at their documented defaults
+  std::optional<DeepSpeedReference> deepspeed_file;  // training jobs only
 };
 
 // Every entry point of the file, in source order, each with the fields read for it. A file

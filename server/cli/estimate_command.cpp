@@ -9,6 +9,7 @@
 #include "analysis/line_index.h"
 #include "estimator/script_reader.h"
 #include "server/cli/check_command.h"
+#include "server/cli/deepspeed_file.h"
 #include "server/cli/file_io.h"
 
 namespace preflight::server {
@@ -98,6 +99,18 @@ std::optional<est::JobSpec> job_from_args(const EstimateArgs& a, std::ostream& e
     }
     job.params.set(count, Source::flag("--params"));
   }
+  if (!a.trainable_params.empty()) {
+    std::optional<int64_t> count = est::parse_count(a.trainable_params);
+    if (!count) {
+      err << "preflight: could not parse --trainable-params '" << a.trainable_params << "' (e.g. 4.2M, 6738415616)\n";
+      return std::nullopt;
+    }
+    if (a.frozen_fraction) {
+      err << "preflight: give --trainable-params or --frozen-fraction, not both\n";
+      return std::nullopt;
+    }
+    job.trainable_params.set(count, Source::flag("--trainable-params"));
+  }
   if (!numeric_flags(a, job, err)) return std::nullopt;
   boolean_flags(a, job);
   const bool ok = parse_flag(a.dtype, "--dtype", est::parse_precision, job.precision, err) &&
@@ -158,7 +171,8 @@ std::string params_text(int64_t n) {
 const char* verdict(est::Band b) {
   switch (b) {
     case est::Band::Fits: return "✓ fits with margin";
-    case est::Band::Tight: return "~ tight: fits the point estimate, not the margin";
+    case est::Band::Tight: return "~ may not fit: the capacity is inside the interval (the point estimate fits)";
+    case est::Band::MayNotFit: return "? may not fit: a term is unknown (see below), the real peak is higher";
     case est::Band::LikelyOom: return "✗ OOM (likely)";
     case est::Band::CertainOom: return "✗ OOM";
     case est::Band::Unknown: break;
@@ -238,6 +252,11 @@ void write_remediation(const est::Remediation& r, std::ostream& out) {
 void write_inverse(const est::EstimateReport& r, std::ostream& out) {
   const est::InverseAnswers& inv = r.plan.inverse;
   if (!r.estimate.target) return;
+  if (!r.estimate.unknown_terms.empty()) {
+    out << "\nOn this target: no largest micro-batch or longest sequence (" << r.estimate.unknown_terms.front()
+        << " unknown: nothing to scale)\n";
+    return;
+  }
   out << "\nOn this target: largest micro-batch that fits "
       << (inv.largest_batch ? std::to_string(*inv.largest_batch) : std::string("none (batch 1 does not fit)"));
   if (!inv.context_field.empty())
@@ -298,6 +317,8 @@ void write_estimate_terminal(const est::EstimateReport& r, std::ostream& out) {
     out << (i ? ", " : " ") << e.phases[i].name << " " << est::format_bytes(e.phases[i].allocated) << (i == e.peak_phase ? " (peak)" : "");
   out << "\n\n";
   write_terms(e.breakdown, out, true);
+  for (const std::string& term : e.unknown_terms)
+    out << "  " << pad(term, 30) << pad_left("unknown", 11) << "  not in the total: no architecture shape (see the note)\n";
   out << "  " << std::string(46, '-') << "\n  " << pad("projected peak (" + e.peak()->name + ")", 30)
       << pad_left(est::format_bytes(e.total), 11) << "   (" << est::format_bytes(e.low) << " – " << est::format_bytes(e.high) << ")\n";
   for (const est::Widening& w : e.widenings)
@@ -356,7 +377,11 @@ CLI::App* add_estimate_command(CLI::App& app, EstimateArgs& a) {
   cmd->add_option("--accumulation", a.accumulation, "Gradient accumulation steps");
   cmd->add_option("--lora-targets", a.lora_targets, "LoRA target modules (comma-separated; all-linear)")->delimiter(',');
   cmd->add_option("--frozen-fraction", a.frozen_fraction, "Share of base parameters without gradients (frozen backbone)");
+  cmd->add_option("--trainable-params", a.trainable_params,
+                  "Parameters with gradients, e.g. 4.2M (torch-preflight's flag; the adapters' count with --peft)");
   cmd->add_option("--head", a.head, "Task head the loading class adds: causal-lm, masked-lm, sequence-classification, none");
+  cmd->add_option("--deepspeed", a.deepspeed,
+                  "DeepSpeed config JSON: ZeRO stage, offload, bf16/fp16, micro-batch, accumulation (\"auto\" stays unknown)");
   cmd->add_flag("--offload-optimizer", a.offload_optimizer, "Optimizer state on the CPU (ZeRO-Offload)");
   cmd->add_flag("--offload-params", a.offload_params, "Parameters on the CPU (ZeRO-3 offload_param)");
   cmd->add_option("--tp", a.tensor_parallel, "Tensor-parallel degree");
@@ -418,9 +443,11 @@ bool read_script_jobs(const std::string& path, std::vector<ScriptedJob>& jobs, s
     return true;
   }
   for (std::size_t i = 0; i < read.size(); ++i) {
-    est::ScriptOrigin origin{path, read[i].entry_point, line_of(lines, read[i].anchor.begin), i, read.size(),
-                             script_fields(read[i].spec, lines)};
-    jobs.push_back({read[i].spec, std::move(origin)});
+    est::ScriptJob job = read[i];
+    apply_script_deepspeed(job, path);
+    est::ScriptOrigin origin{path, job.entry_point, line_of(lines, job.anchor.begin), i, read.size(),
+                             script_fields(job.spec, lines)};
+    jobs.push_back({job.spec, std::move(origin)});
   }
   return true;
 }
@@ -460,13 +487,31 @@ int run_estimate(const EstimateArgs& a, std::ostream& out, std::ostream& err) {
   options.allow_more_devices = a.allow_more_gpus;
   std::vector<est::EstimateReport> reports;
   for (ScriptedJob& sj : jobs) {
+    if (!a.deepspeed.empty()) {
+      // The flag's config replaces what the script's says; explicit flags still win over it.
+      const std::string error = apply_deepspeed_file(a.deepspeed, Source::flag("--deepspeed " + a.deepspeed), sj.spec);
+      if (!error.empty()) {
+        err << "preflight: --deepspeed " << a.deepspeed << ": " << error << "\n";
+        return kExitUsage;
+      }
+    }
     std::optional<est::JobSpec> job = job_from_args(a, err, std::move(sj.spec));
     if (!job) return kExitUsage;
     reports.push_back(est::build_report(*job, target, a.compat, options));
     reports.back().script = std::move(sj.origin);
   }
-  bool failed = false;
-  for (const est::EstimateReport& r : reports) failed = failed || est::band_is_failure(est::report_band(r));
+  bool failed = false, unknown_name = false;
+  for (const est::EstimateReport& r : reports) {
+    failed = failed || est::band_is_failure(est::report_band(r));
+    // A name the catalogue lacks is an error the user can fix (a typo, a hub id we do not
+    // hold): exit non-zero with the nearest names, not a quiet "unknown".
+    if (!r.estimate.known && !r.estimate.model.suggestions.empty()) {
+      unknown_name = true;
+      err << "preflight: unknown model '" << r.job.model.value << "'; did you mean:";
+      for (const std::string& id : r.estimate.model.suggestions) err << " " << id;
+      err << "? (or give --params COUNT)\n";
+    }
+  }
   if (a.format == "json") {
     nlohmann::ordered_json j = est::report_json(reports.front());
     if (reports.size() > 1) {
@@ -484,6 +529,7 @@ int run_estimate(const EstimateArgs& a, std::ostream& out, std::ostream& err) {
       write_estimate_terminal(reports[i], out);
     }
   }
+  if (unknown_name) return kExitUsage;
   return failed ? kExitFindings : kExitClean;
 }
 

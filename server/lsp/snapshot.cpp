@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "server/lsp/uri.h"
+
 namespace preflight::lsp {
 
 namespace {
@@ -39,7 +41,7 @@ Snapshot::Snapshot(std::string uri_, int version_, std::string text_, analysis::
 
 const std::vector<VramJob>& Snapshot::vram() const {
   std::call_once(vram_once_, [this] {
-    if (result.status == rules::FileStatus::Analyzed) vram_ = estimate_jobs(text, *settings);
+    if (result.status == rules::FileStatus::Analyzed) vram_ = estimate_jobs(text, *settings, uri_to_path(uri));
   });
   return vram_;
 }

@@ -6,6 +6,7 @@
 
 #include "estimator/catalog.h"
 #include "estimator/hardware.h"
+#include "server/cli/deepspeed_file.h"
 #include "server/lsp/features.h"
 #include "server/lsp/settings.h"
 #include "server/lsp/snapshot.h"
@@ -15,7 +16,8 @@ namespace preflight::lsp {
 using json = nlohmann::json;
 namespace est = preflight::estimator;
 
-std::vector<VramJob> estimate_jobs(std::string_view text, const EffectiveSettings& settings) {
+std::vector<VramJob> estimate_jobs(std::string_view text, const EffectiveSettings& settings,
+                                   const std::optional<std::filesystem::path>& file) {
   std::optional<est::Target> target;
   if (settings.target_gpu) {
     std::string error;
@@ -23,6 +25,7 @@ std::vector<VramJob> estimate_jobs(std::string_view text, const EffectiveSetting
   }
   std::vector<VramJob> out;
   for (est::ScriptJob& job : est::read_jobs(text)) {
+    if (file) server::apply_script_deepspeed(job, *file);
     est::EstimateReport report = est::build_report(job.spec, target, /*compat_mode=*/false);
     out.push_back({std::move(job), std::move(report)});
   }

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -28,7 +30,10 @@ struct VramJob {
 };
 
 // The estimates of every job of `text` against the settings' target GPU (none: no verdict).
-std::vector<VramJob> estimate_jobs(std::string_view text, const EffectiveSettings& settings);
+// `file` (the document's path, when it is a file) locates a DeepSpeed config the script
+// names by a relative path.
+std::vector<VramJob> estimate_jobs(std::string_view text, const EffectiveSettings& settings,
+                                   const std::optional<std::filesystem::path>& file = std::nullopt);
 
 // textDocument/codeLens: one lens per job, above its entry point.
 nlohmann::json code_lenses(const Snapshot& doc);

@@ -159,13 +159,124 @@ TEST(EstimateCommand, AnUnfoldableValueIsShownAsUnknownWithItsExpression) {
       << r.out;
 }
 
-TEST(EstimateCommand, UnknownModelIsReportedUnknown) {
+TEST(EstimateCommand, AParamsOnlyModelMayNotFitAndHasNoLargestBatch) {
+  EstimateArgs a;
+  a.params = "7B";
+  a.gpu = "a100-80gb";
+  a.dtype = "pure-bf16";
+  const Outcome r = estimate(a);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.find("fits with margin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("may not fit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("activations unknown"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("largest micro-batch that fits"), std::string::npos) << r.out;
+  a.format = "json";
+  const nlohmann::json j = nlohmann::json::parse(estimate(a).out);
+  EXPECT_EQ(j["band"], "MAY_NOT_FIT");
+  EXPECT_TRUE(j["inverse"]["largest_batch"].is_null());
+  EXPECT_EQ(j["unknown_terms"][0], "activations");
+}
+
+TEST(EstimateCommand, ACapacityInsideTheIntervalIsMayNotFit) {
+  // GPT-2 on a card sized between the point estimate and the interval's top.
+  EstimateArgs a = gpt2_on_t4();
+  a.gpu.clear();
+  a.gpu_memory = "100GiB";
+  a.format = "json";
+  const nlohmann::json j = nlohmann::json::parse(estimate(a).out);
+  const int64_t total = j["total_bytes"], high = j["interval_bytes"][1];
+  a.format = "terminal";
+  a.gpu_memory = std::to_string((total + high) / 2) + "B";
+  const Outcome r = estimate(a);
+  EXPECT_EQ(r.out.find("fits with margin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("may not fit"), std::string::npos) << r.out;
+}
+
+TEST(EstimateCommand, UnknownModelExitsNonZeroWithTheNearestNames) {
   EstimateArgs a;
   a.model = "my-private-model";
   a.gpu = "h100";
-  const Outcome r = estimate(a);
-  EXPECT_EQ(r.code, 0);
+  Outcome r = estimate(a);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("UNKNOWN"), std::string::npos);
+  EXPECT_NE(r.err.find("did you mean:"), std::string::npos) << r.err;
+  a.model = "meta-llama/Llama-2-7b-hff";  // a typo'd hub id
+  r = estimate(a);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("did you mean: llama-2-7b"), std::string::npos) << r.err;
+}
+
+TEST(EstimateCommand, TrainableParamsIsAccepted) {
+  // torch-preflight's flag: 40M trainable parameters of Llama-2-7B: gradients and AdamW state
+  // for 40M, not 6.7B.
+  EstimateArgs a;
+  a.model = "llama-2-7b";
+  a.gpu = "a100-80gb";
+  a.dtype = "pure-bf16";
+  a.batch_size = 1;
+  a.seq_len = 512;
+  a.format = "json";
+  a.trainable_params = "40M";
+  Outcome r = estimate(a);
+  ASSERT_NE(r.code, 2) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"]["trainable_params"], 40000000);
+  EXPECT_EQ(j["config"]["sources"]["trainable_params"], "command line (--trainable-params)");
+  a.frozen_fraction = 0.5;
+  EXPECT_EQ(estimate(a).code, 2);  // two answers to one question
+  a.frozen_fraction.reset();
+  a.trainable_params = "some";
+  EXPECT_EQ(estimate(a).code, 2);
+}
+
+TEST(EstimateCommand, AScriptsDeepSpeedFileIsReadNextToTheScript) {
+  // TrainingArguments(deepspeed="ds_zero3.json"): ZeRO-3 with parameters offloaded, bf16
+  // "auto" filled from bf16=True, the micro-batch "auto" filled from the script's 1.
+  EstimateArgs a;
+  a.script = job_fixture("deepspeed_json_config.py");
+  a.gpu = "8xa100-80gb";
+  a.seq_len = 2048;
+  a.format = "json";
+  const Outcome r = estimate(a);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["sharding"], "zero-3");
+  EXPECT_EQ(j["config"]["offload_params"], true);
+  EXPECT_EQ(j["config"]["offload_optimizer"], false);
+  EXPECT_EQ(j["config"]["precision"], "fp16-master");
+  EXPECT_EQ(j["config"]["batch_size"], 1);
+  EXPECT_EQ(j["config"]["world_size"], 8);
+  EXPECT_EQ(j["script"]["fields"]["sharding"]["line"], 11);
+  EXPECT_EQ(j["script"]["fields"]["sharding"]["read"],
+            "DeepSpeed config deepspeed=\"ds_zero3.json\": zero_optimization.stage=3");
+  // The same job without the config: every rank holds the whole model and its states.
+  a.sharding = "none";
+  const nlohmann::json unsharded = nlohmann::json::parse(estimate(a).out);
+  EXPECT_LT(j["total_bytes"].get<int64_t>() * 3, unsharded["total_bytes"].get<int64_t>());
+}
+
+TEST(EstimateCommand, DeepSpeedFlagAppliesItsConfigAndFlagsStillWin) {
+  EstimateArgs a;
+  a.model = "llama-2-7b";
+  a.gpu = "8xa100-80gb";
+  a.seq_len = 1024;
+  a.deepspeed = job_fixture("ds_zero2_flag.json");
+  a.format = "json";
+  nlohmann::json j = nlohmann::json::parse(estimate(a).out);
+  EXPECT_EQ(j["config"]["sharding"], "zero-2");
+  EXPECT_EQ(j["config"]["offload_optimizer"], true);
+  EXPECT_EQ(j["config"]["precision"], "fp16-master");
+  EXPECT_EQ(j["config"]["batch_size"], 4);
+  EXPECT_EQ(j["config"]["accumulation_steps"], 8);
+  EXPECT_EQ(j["config"]["world_size"], 8);  // 256 / (4 x 8)
+  EXPECT_EQ(j["config"]["sources"]["sharding"],
+            "command line (--deepspeed " + job_fixture("ds_zero2_flag.json") + ": zero_optimization.stage=2)");
+  a.batch_size = 2;
+  j = nlohmann::json::parse(estimate(a).out);
+  EXPECT_EQ(j["config"]["batch_size"], 2);
+  a.deepspeed = job_fixture("no_such_config.json");
+  const Outcome missing = estimate(a);
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("--deepspeed"), std::string::npos) << missing.err;
 }
 
 TEST(GpusCommand, ListsGpusAndInstances) {

@@ -37,6 +37,31 @@ TEST(Estimate, BandsAndTheCapacityBoundary) {
   EXPECT_EQ(band_for(1, 2, 3, 0), Band::Unknown);
   EXPECT_TRUE(band_is_failure(Band::LikelyOom));
   EXPECT_FALSE(band_is_failure(Band::Tight));
+  // A term that is unknown: below the capacity is never a fit, above it still an OOM.
+  EXPECT_EQ(band_for(80, 90, 99, 100, /*terms_known=*/false), Band::MayNotFit);
+  EXPECT_EQ(band_for(80, 100, 120, 100, false), Band::LikelyOom);
+  EXPECT_FALSE(band_is_failure(Band::MayNotFit));
+}
+
+TEST(Estimate, AParameterCountAloneIsNeverAFit) {
+  // 7B parameters, bf16, AdamW on an 80 GB card: the model states alone are far below the
+  // capacity, but activations are unknown, so the verdict cannot be "fits".
+  JobSpec j;
+  j.params.set(int64_t(1e9), kFlag);
+  j.precision.set(Precision::PureBf16, kFlag);
+  j.seq_len.set(2048, kFlag);
+  j.batch_size.set(8, kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  ASSERT_TRUE(e.known);
+  EXPECT_EQ(e.band, Band::MayNotFit);
+  ASSERT_EQ(e.unknown_terms.size(), 1u);
+  EXPECT_EQ(e.unknown_terms[0], "activations");
+  // The top covers a same-size decoder's activations at this batch and sequence: well above
+  // the reference's 25 % for a batch of 8 x 2048 tokens.
+  EXPECT_GT(e.high - e.total, static_cast<int64_t>(double(e.total) * 0.5));
+  bool explained = false;
+  for (const std::string& n : e.notes) explained = explained || n.find("stand-in") != std::string::npos;
+  EXPECT_TRUE(explained);
 }
 
 TEST(Estimate, UnknownModelIsUnknownNeverInvented) {
@@ -58,6 +83,47 @@ TEST(Estimate, ParameterCountWithoutShapeWidensTheInterval) {
   EXPECT_FALSE(e.activations_known);
   EXPECT_EQ(e.model.confidence, Confidence::Medium);
   EXPECT_GE(e.high - e.total, static_cast<int64_t>(double(e.total) * 0.25));
+}
+
+TEST(Estimate, AnUnreadSequenceIsAssumedAndTheMaximumPositionOnlyBoundsTheInterval) {
+  // Qwen2.5-1.5B accepts 131,072 tokens; a fine-tune that says nothing is not estimated there
+  // (the reference printed a 6,486 GiB OOM): 1024 tokens are assumed and the maximum position
+  // is the interval's top.
+  JobSpec j;
+  j.model.set("qwen2.5-1.5b", kFlag);
+  j.precision.set(Precision::PureBf16, kFlag);
+  const Estimate e = estimate(j, target("a100-80gb"));
+  ASSERT_TRUE(e.known);
+  EXPECT_EQ(e.run.seq, 1024);
+  JobSpec at_max = j;
+  at_max.seq_len.set(131072, kFlag);
+  const Estimate max = estimate(at_max, target("a100-80gb"));
+  EXPECT_LT(e.total * 10, max.total);
+  EXPECT_GE(e.high, max.total);
+  EXPECT_NE(e.band, Band::Fits);  // the capacity is inside the interval
+  bool said = false;
+  for (const std::string& n : e.notes) said = said || n.find("1024 tokens assumed") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A stated sequence is not widened to the maximum.
+  JobSpec stated = j;
+  stated.seq_len.set(1024, kFlag);
+  EXPECT_LT(estimate(stated, target("a100-80gb")).high, max.total);
+}
+
+TEST(Estimate, AnUnstatedAttentionSpansEagerThroughSdpa) {
+  // GPT-2 at 8 x 512 materialises its score matrices under eager attention: the interval of a
+  // job that does not say which kernel runs reaches the eager estimate (the family default,
+  // SDPA, used to overwrite the eager alternative, so the interval never widened).
+  JobSpec j = training_job("gpt2", 8, 512, Precision::AmpFp16);
+  JobSpec eager = j;
+  eager.attention.set(Attention::Eager, kFlag);
+  const Estimate e = estimate(j, target("t4"));
+  const Estimate with_eager = estimate(eager, target("t4"));
+  ASSERT_GT(with_eager.total, e.total);
+  EXPECT_GE(e.high, with_eager.total);
+  bool widened = false;
+  for (const Widening& w : e.widenings) widened = widened || w.field == "attention";
+  EXPECT_TRUE(widened);
 }
 
 TEST(Estimate, DefaultedFieldsWidenStatedFieldsDoNot) {

@@ -247,3 +247,30 @@ TEST(ScriptReader, ArithmeticPastInt64DoesNotFoldToAWrappedValue) {
 
 }  // namespace
 }  // namespace preflight::estimator
+
+namespace preflight::estimator {
+namespace {
+
+// A literal path (TrainingArguments(deepspeed=...), an argparse default, deepspeed.initialize(
+// config=...)) is named for the caller to read: the reader does no I/O.
+TEST(ScriptReader, NamesTheDeepSpeedConfigFileTheScriptPasses) {
+  for (const char* fixture : {"deepspeed_json_config.py", "deepspeed_argparse_default.py"}) {
+    const std::vector<ScriptJob> jobs =
+        read_jobs(read_file(fs::path(PF_SOURCE_DIR) / "tests" / "estimator" / "jobs" / fixture));
+    ASSERT_EQ(jobs.size(), 1u) << fixture;
+    ASSERT_TRUE(jobs[0].deepspeed_file) << fixture;
+    EXPECT_EQ(jobs[0].deepspeed_file->path, "ds_zero3.json") << fixture;
+  }
+  const std::vector<ScriptJob> init = read_jobs(
+      "import deepspeed\n"
+      "engine, opt, _, _ = deepspeed.initialize(model=model, config=\"configs/z2.json\")\n"
+      "for batch in loader:\n"
+      "    engine.backward(engine(batch))\n");
+  ASSERT_EQ(init.size(), 1u);
+  ASSERT_TRUE(init[0].deepspeed_file);
+  EXPECT_EQ(init[0].deepspeed_file->path, "configs/z2.json");
+  EXPECT_EQ(init[0].deepspeed_file->detail, "config=\"configs/z2.json\"");
+}
+
+}  // namespace
+}  // namespace preflight::estimator

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "analysis/line_index.h"
 #include "lsp_client.h"
 #include "server/lsp/uri.h"
@@ -529,13 +531,15 @@ TEST(LspHover, StackedFindingsOfOneRuleShareOneExplanation) {
 
 // --- VRAM: code lens, hover, command, batch-size action -----------------------------------
 
-// A full fine-tune of gpt2-large at batch 64: far past a 24 GB card; batch 1 fits.
+// A full fine-tune of gpt2-large at batch 64: far past a 24 GB card; batch 1 fits (with the
+// SDPA kernel the script names: under eager attention batch 1 would not, so an unstated
+// kernel is "may not fit").
 const std::string kFinetune =
     "import torch\n"
     "from torch.utils.data import DataLoader\n"
     "from transformers import AutoModelForCausalLM\n"
     "\n"
-    "model = AutoModelForCausalLM.from_pretrained(\"gpt2-large\").cuda()\n"
+    "model = AutoModelForCausalLM.from_pretrained(\"gpt2-large\", attn_implementation=\"sdpa\").cuda()\n"
     "opt = torch.optim.AdamW(model.parameters(), lr=1e-4)\n"
     "loader = DataLoader(corpus, batch_size=64, num_workers=4, pin_memory=True)\n"
     "\n"
@@ -579,6 +583,29 @@ TEST(LspVram, CodeLensOverTheEntryPointFollowsTheBatchLiteral) {
   ASSERT_EQ(after.size(), 1u);
   EXPECT_NE(after[0]["command"]["title"], before);
   EXPECT_NE(after[0]["command"]["title"].get<std::string>().find("✓"), std::string::npos) << after.dump();
+}
+
+TEST(LspVram, ADeepSpeedConfigTheScriptNamesIsReadNextToIt) {
+  const fs::path dir = fs::temp_directory_path() / ("preflight-lsp-ds-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "ds.json") << R"({"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}})";
+  const std::string script =
+      "from transformers import AutoModelForCausalLM, Trainer, TrainingArguments\n"
+      "model = AutoModelForCausalLM.from_pretrained(\"gpt2-large\")\n"
+      "args = TrainingArguments(\"out\", per_device_train_batch_size=2, deepspeed=\"ds.json\")\n"
+      "Trainer(model=model, args=args, train_dataset=ds).train()\n";
+  const std::string uri = lsp::path_to_uri(dir / "train.py");
+  auto lsp = start();
+  lsp.initialize(testing::vscode_capabilities(), {{"initializationOptions", {{"targetGpu", "rtx4090"}}}});
+  lsp.notify("textDocument/didOpen", open_params(uri, script));
+  json lenses = code_lens(lsp, uri);
+  ASSERT_EQ(lenses.size(), 1u) << lenses.dump();
+  json report = lsp.request("workspace/executeCommand", {{"command", "preflight.showVramReport"},
+                                                        {"arguments", lenses[0]["command"]["arguments"]}})["result"];
+  fs::remove_all(dir);
+  ASSERT_TRUE(report.is_object()) << report.dump();
+  EXPECT_EQ(report["report"]["config"]["sharding"], "zero-3");
+  EXPECT_EQ(report["report"]["config"]["precision"], "fp16-master");
 }
 
 TEST(LspVram, HoverOnTheLoopOrTheBatchLineShowsTheBreakdown) {
