@@ -84,8 +84,8 @@ std::string rules_markdown() {
       "an unknown value is never reported.\n\n"
       "A fix is `safe`, and applied by `--fix`, only when it is proven not to change what the\n"
       "code computes: `.detach()` only on a proven tensor whose stored copy no backward, return\n"
-      "or caller can still need. Every other fix is offered as `unsafe` and never applied by\n"
-      "`--fix`.\n\n"
+      "or caller can still need. Every other fix is offered as `unsafe`: `--fix` never applies\n"
+      "it, and `--fix --unsafe-fixes` applies it where the finding has no safe fix.\n\n"
       "| Code | Name | Default level | Category | Autofix | Summary |\n"
       "|---|---|---|---|---|---|\n";
   for (const RuleInfo& r : rule_catalogue())

@@ -267,6 +267,17 @@ TEST(Binary, CheckHelpDocumentsTheNewFlags) {
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
 }
 
+TEST(Binary, HelpAndExplainSayWhenUnsafeFixesAreApplied) {
+  RunResult help = run_preflight({"check", "--help"});
+  EXPECT_NE(help.out.find("--unsafe-fixes"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("without it unsafe fixes are never applied"), std::string::npos)
+      << help.out;
+  for (const char* code : {"TG001", "TG004", "TG014"}) {
+    RunResult explain = run_preflight({"explain", code});
+    EXPECT_NE(explain.out.find("--fix --unsafe-fixes"), std::string::npos) << code;
+  }
+}
+
 TEST(Binary, RulesFormats) {
   RunResult json = run_preflight({"rules", "--format", "json"});
   EXPECT_EQ(json.code, 0);
