@@ -32,7 +32,7 @@ DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const Ch
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const FileSettings& settings = groups[g].settings;
     DiscoveryResult found =
-        discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir});
+        discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir, {}});
     for (SourceFile& f : found.files) f.group = g;
     std::move(found.files.begin(), found.files.end(), std::back_inserter(all.files));
     std::move(found.missing.begin(), found.missing.end(), std::back_inserter(all.missing));

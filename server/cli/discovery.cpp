@@ -7,6 +7,8 @@
 #include <set>
 #include <system_error>
 
+#include "server/cli/file_io.h"
+
 namespace preflight::server {
 namespace fs = std::filesystem;
 
@@ -62,6 +64,7 @@ class Walker {
   void walk(const fs::path& dir, const fs::path& display);
   void visit_entry(const fs::directory_entry& entry, const fs::path& display);
   bool user_excluded(const fs::path& display) const;
+  bool leaves_confinement(const fs::directory_entry& entry, const fs::path& display);
   void add_file(const fs::path& location, const fs::path& display);
 
   const DiscoveryOptions& options_;
@@ -116,11 +119,21 @@ void Walker::visit_entry(const fs::directory_entry& entry, const fs::path& displ
   std::error_code ec;
   if (entry.is_directory(ec)) {
     if (is_builtin_excluded(entry.path().filename().string()) || user_excluded(display)) return;
-    walk(entry.path(), display);
+    if (!leaves_confinement(entry, display)) walk(entry.path(), display);
     return;
   }
   if (entry.path().extension() != ".py" || !entry.is_regular_file(ec)) return;
-  if (!user_excluded(display)) add_file(entry.path(), display);
+  if (!user_excluded(display) && !leaves_confinement(entry, display)) add_file(entry.path(), display);
+}
+
+// Only a link can lead out: the walk starts inside and enters nothing else.
+bool Walker::leaves_confinement(const fs::directory_entry& entry, const fs::path& display) {
+  std::error_code ec;
+  if (options_.confine_to.empty() || !entry.is_symlink(ec)) return false;
+  fs::path target = fs::canonical(entry.path(), ec);
+  if (ec || path_within(target, options_.confine_to)) return false;
+  result_.outside.push_back({display_form(display), target.string()});
+  return true;
 }
 
 bool Walker::user_excluded(const fs::path& display) const {

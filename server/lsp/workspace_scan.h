@@ -2,7 +2,8 @@
 // from disk and checked with the settings its nearest configuration file gives, so the
 // problems panel lists files the user has not opened. Skips the built-in excludes, the
 // configured `exclude` patterns and the folder's .gitignore entries; a file it cannot read
-// (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why.
+// (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why, and
+// so is a symbolic link whose target lies outside the folder: the scan never follows it.
 // Streams partial results and $/progress when the client gave tokens. Runs on a pool thread;
 // reads only its inputs.
 #pragma once
