@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <string>
 
 #include "lsp_client.h"
 #include "rules/engine.h"
+#include "server/cli/file_io.h"
 #include "server/lsp/uri.h"
 
 namespace preflight {
@@ -96,8 +98,10 @@ std::string dense_training_file(int functions) {
 TEST(LspBadInput, ATenMegabyteDocumentIsReportedAndDoesNotBlockOtherDocuments) {
   auto lsp = start({"--analysis-timeout-ms", "1000"});
   lsp.initialize(testing::neovim07_capabilities());
+  // As large as the size cap allows: analysed, and over the time budget.
   std::string big = dense_training_file(1);
-  while (big.size() < 10u * 1024 * 1024) big += dense_training_file(200).substr(13);
+  const std::string chunk = dense_training_file(200).substr(13);
+  while (big.size() + chunk.size() <= server::kMaxSourceBytes) big += chunk;
   lsp.notify("textDocument/didOpen", open_params(kUri, big));
   lsp.notify("textDocument/didOpen", open_params(kUri + ".small.py", kBuggy));
   // The small document's diagnostics do not wait for the big one's analysis.
@@ -105,6 +109,73 @@ TEST(LspBadInput, ATenMegabyteDocumentIsReportedAndDoesNotBlockOtherDocuments) {
   json d = lsp.wait_diagnostics(kUri, 1, 120000);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_TRUE(any_message_contains(d, "too complex to analyze: the analysis ran past its time budget of 1 s")) << d.dump();
+  expect_answers(lsp);
+}
+
+// The server's cap is the CLI's: a larger document is neither parsed nor analysed (a 20 MB
+// didOpen got no answer in 300 s), one diagnostic says why, and an edit that brings it back
+// under the cap analyses it again.
+TEST(LspBadInput, ADocumentOverTheSizeCapIsTooLargeAndNotAnalysed) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::string padding = "#" + std::string(server::kMaxSourceBytes - kBuggy.size(), 'x');  // one past the cap
+  const std::string big = kBuggy + padding;
+  const std::string too_large = "preflight did not analyse this file: file too large to analyze (" +
+                                std::to_string(server::kMaxSourceBytes + 1) + " bytes)";
+  lsp.notify("textDocument/didOpen", open_params(kUri, big));
+  json d = lsp.wait_diagnostics(kUri, 1, 60000);
+  ASSERT_EQ(d.size(), 1u) << d.dump().substr(0, 2000);  // no TG001: kBuggy was not analysed
+  EXPECT_EQ(d[0]["message"], too_large);
+  EXPECT_EQ(d[0]["severity"], 3);
+  // Removing the padding line by a range edit: analysed again.
+  const int last_line = 12;  // kBuggy has 12 lines; the padding is the 13th
+  lsp.notify("textDocument/didChange",
+             change_params(kUri, 2, json::array({range_change(last_line, 0, last_line, int(padding.size()), "")})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2, 60000)), fresh_codes(kBuggy));
+  // Growing past the cap by a range edit, then by a whole-text change: too large each time.
+  lsp.notify("textDocument/didChange",
+             change_params(kUri, 3, json::array({range_change(last_line, 0, last_line, 0, padding)})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 3, 60000), json::array({d[0]}));
+  lsp.notify("textDocument/didChange", change_params(kUri, 4, json::array({{{"text", kBuggy}}})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 4, 60000)), fresh_codes(kBuggy));
+  lsp.notify("textDocument/didChange", change_params(kUri, 5, json::array({{{"text", big}}})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 5, 60000), json::array({d[0]}));
+  expect_answers(lsp);
+}
+
+// Pushed diagnostics: a file closed and reopened while its first open is still being
+// parsed must end with the reopened file's diagnostics, not the empty publish of the close
+// (which the busy strand of the closed document sends last).
+TEST(LspStale, CloseAndReopenDuringAnAnalysisEndsWithTheNewDiagnostics) {
+  auto lsp = start({"--analysis-timeout-ms", "100"});
+  lsp.initialize(testing::neovim07_capabilities());
+  std::string big = dense_training_file(1);
+  const std::string chunk = dense_training_file(200).substr(13);
+  while (big.size() + chunk.size() <= 8u * 1024 * 1024) big += chunk;  // seconds to parse
+  lsp.notify("textDocument/didOpen", open_params(kUri, big));
+  lsp.notify("textDocument/didClose", {{"textDocument", {{"uri", kUri}}}});
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy, 7));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 7, 60000)), fresh_codes(kBuggy));
+  // The same parse on a strand started later: when it is done, so is the closed document's.
+  const std::string witness = kUri + ".witness.py";
+  lsp.notify("textDocument/didOpen", open_params(witness, big));
+  std::vector<json> later;  // publishes for kUri after the reopened document's
+  bool witness_done = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (int settle = 0; settle < 5 && std::chrono::steady_clock::now() < deadline;) {
+    for (const json& m : lsp.drain(200)) {
+      if (m.value("method", "") != "textDocument/publishDiagnostics") continue;
+      if (m["params"]["uri"] == kUri) later.push_back(m["params"]);
+      if (m["params"]["uri"] == witness) witness_done = true;
+    }
+    if (witness_done) ++settle;  // then another second for the closed document's strand
+  }
+  ASSERT_TRUE(witness_done);
+  for (const json& p : later)  // before the fix: the close's empty publish, last
+    EXPECT_EQ(codes_of(p["diagnostics"]), fresh_codes(kBuggy)) << p.dump();
+  // And the reopened document is live: an edit still publishes.
+  lsp.notify("textDocument/didChange", change_params(kUri, 8, json::array({{{"text", "import torch\n"}}})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 8, 30000), json::array());
   expect_answers(lsp);
 }
 
