@@ -206,6 +206,24 @@ TEST(Binary, AFileOverTheTimeBudgetIsReportedAsTooComplex) {
   EXPECT_NE(r.out.find("\"files_checked\": 1"), std::string::npos) << r.out;  // small.py
 }
 
+// The parse runs inside --file-timeout too: a million nested brackets take seconds to parse
+// (the depth guard refuses the tree only afterwards), far past 200 ms in any build. Before,
+// the run took the whole parse and reported "too deeply nested".
+TEST(Binary, TheParseRunsInsideTheFileTimeout) {
+  TempDir dir;
+  dir.write("nested.py", "x = " + std::string(1'000'000, '(') + "1" + std::string(1'000'000, ')') + "\n");
+  dir.write("small.py", "import torch\n");
+  RunResult r = run_preflight({"check", "--format", "json", "--file-timeout", "0.2", "nested.py", "small.py"},
+                              dir.path().string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("\"error\": \"not analysed: too complex to analyze: the analysis ran past its time "
+                       "budget of 200 ms\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("too deeply nested"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"files_checked\": 1"), std::string::npos) << r.out;  // small.py
+}
+
 std::string examples_dir() { return std::string(PF_SOURCE_DIR) + "/examples"; }
 
 TEST(Binary, SarifFromTheRealEngineCarriesEvidenceAndFixes) {

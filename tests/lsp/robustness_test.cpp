@@ -231,6 +231,22 @@ TEST(LspBudget, ADocumentOverTheTimeBudgetIsTooComplexUntilItShrinks) {
   EXPECT_EQ(lsp.wait_diagnostics(kUri, 2, 30000), json::array());
 }
 
+// The parse of an opened document runs inside the budget: a million nested brackets take
+// seconds to parse. Before, the parse ran outside it and the document was reported "too
+// deeply nested" only after the whole parse.
+TEST(LspBudget, TheParseOfAnOpenedDocumentRunsInsideTheBudget) {
+  auto lsp = start({"--analysis-timeout-ms", "200"});
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::string nested = "x = " + std::string(1'000'000, '(') + "1" + std::string(1'000'000, ')') + "\n";
+  lsp.notify("textDocument/didOpen", open_params(kUri, nested));
+  json d = lsp.wait_diagnostics(kUri, 1, 60000);
+  ASSERT_EQ(d.size(), 1u) << d.dump();
+  EXPECT_TRUE(any_message_contains(d, "ran past its time budget of 200 ms")) << d.dump();
+  lsp.notify("textDocument/didChange", change_params(kUri, 2, json::array({{{"text", kBuggy}}})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2, 30000)), fresh_codes(kBuggy));
+  expect_answers(lsp);
+}
+
 // --- edits ---------------------------------------------------------------------------------
 
 TEST(LspBadInput, PositionsPastTheEndAreClampedAsTheSpecSays) {
