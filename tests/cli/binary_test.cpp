@@ -16,6 +16,7 @@ namespace preflight::server {
 namespace {
 
 using testing::TempDir;
+namespace fs = std::filesystem;
 
 struct RunResult {
   int code = -1;
@@ -242,6 +243,29 @@ TEST(Binary, SarifFromTheRealEngineCarriesEvidenceAndFixes) {
   }
   EXPECT_TRUE(related);
   EXPECT_TRUE(fixes);
+}
+
+// Through the real engine: --fix leaves the unsafe fixes (pin_memory=True, the loss divided
+// by the accumulation steps) alone; --fix --unsafe-fixes applies them, and the report says
+// how many fixes were applied in each run.
+TEST(Binary, UnsafeFixesAreAppliedOnlyWithTheFlag) {
+  TempDir dir;
+  const std::string original = testing::read_file(examples_dir() + "/bad_train.py");
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  fs::path file = dir.write("train.py", original);
+  run_preflight({"check", "--fix", "--format", "json", "train.py"}, dir.path().string());
+  const std::string safe = testing::read_file(file);
+  EXPECT_EQ(count(safe, "pin_memory=True"), count(original, "pin_memory=True"));
+  RunResult r = run_preflight({"check", "--fix", "--unsafe-fixes", "--format", "json", "train.py"},
+                              dir.path().string());
+  const std::string unsafe = testing::read_file(file);
+  EXPECT_EQ(count(unsafe, "pin_memory=True"), count(original, "pin_memory=True") + 1) << unsafe;
+  EXPECT_NE(r.out.find("\"fixed\": "), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["failures"].size(), 0u) << r.out;
 }
 
 TEST(Binary, GithubFormatPrintsOnlyWorkflowCommands) {
