@@ -1,13 +1,15 @@
 // Interrupting an analysis part-way: the front end's time budget ran out, or the work was
 // cancelled (a newer version of the document arrived). The core never reads a clock or
 // shares state with another thread: the front end passes the predicates, and the core polls
-// them at unit boundaries — before each function or module body the provenance interprets,
+// them at unit boundaries — during the parse (tree-sitter's progress callback, every hundred
+// parser operations), before each function or module body the provenance interprets,
 // before each top-level statement the rules' walk visits, before each rule reports. No unit
 // is interrupted half-way, so nothing partial ever escapes; the caller gets either a whole
 // result or the reason there is none.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -33,8 +35,14 @@ class Interrupt {
   // Throws AnalysisInterrupted when either predicate says stop (cancellation first: a
   // cancelled analysis has no reader to tell it ran out of time).
   void poll() const {
-    if (cancelled_ && cancelled_()) throw AnalysisInterrupted{InterruptReason::Cancelled};
-    if (out_of_time_ && out_of_time_()) throw AnalysisInterrupted{InterruptReason::OutOfTime};
+    if (auto reason = stop_reason()) throw AnalysisInterrupted{*reason};
+  }
+
+  // The same question without throwing (for a C callback: the parser's progress check).
+  std::optional<InterruptReason> stop_reason() const {
+    if (cancelled_ && cancelled_()) return InterruptReason::Cancelled;
+    if (out_of_time_ && out_of_time_()) return InterruptReason::OutOfTime;
+    return std::nullopt;
   }
 
  private:

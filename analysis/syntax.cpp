@@ -146,9 +146,40 @@ TSParser* new_parser() {
   return p;
 }
 
-TSTree* parse_text(TSParser* p, const TSTree* old, std::string_view text) {
-  TSTree* t = ts_parser_parse_string_encoding(p, old, text.data(), static_cast<uint32_t>(text.size()),
-                                              TSInputEncodingUTF8);
+// What the parser's callbacks read: the text, and what may stop the parse.
+struct ParseInput {
+  std::string_view text;
+  const Interrupt* interrupt;
+  std::optional<InterruptReason> stopped;
+};
+
+const char* read_text(void* payload, uint32_t byte, TSPoint, uint32_t* bytes_read) {
+  std::string_view text = static_cast<ParseInput*>(payload)->text;
+  if (byte >= text.size()) {
+    *bytes_read = 0;
+    return "";
+  }
+  *bytes_read = static_cast<uint32_t>(text.size() - byte);
+  return text.data() + byte;
+}
+
+// Called by tree-sitter every hundred parser operations; true halts the parse. C code calls
+// it, so it must not throw: the reason is kept and thrown after the parser has returned.
+bool parse_should_stop(TSParseState* state) {
+  auto* input = static_cast<ParseInput*>(state->payload);
+  input->stopped = input->interrupt->stop_reason();
+  return input->stopped.has_value();
+}
+
+TSTree* parse_text(TSParser* p, const TSTree* old, std::string_view text, const Interrupt* interrupt = nullptr) {
+  ParseInput input{text, interrupt, std::nullopt};
+  TSInput source{&input, read_text, TSInputEncodingUTF8, nullptr};
+  TSParseOptions options{&input, interrupt ? parse_should_stop : nullptr};
+  TSTree* t = ts_parser_parse_with_options(p, old, source, options);
+  if (!t && input.stopped) {
+    ts_parser_reset(p);  // a halted parser would resume this parse on its next call
+    throw AnalysisInterrupted{*input.stopped};
+  }
   if (!t) throw std::runtime_error("tree-sitter failed to produce a tree");
   return t;
 }
@@ -160,9 +191,14 @@ const Kinds& kinds() {
   return k;
 }
 
-SyntaxTree SyntaxTree::parse(std::string_view text) {
+SyntaxTree SyntaxTree::parse(std::string_view text, const Interrupt* interrupt) {
   TSParser* p = new_parser();
-  return SyntaxTree(p, parse_text(p, nullptr, text));
+  try {
+    return SyntaxTree(p, parse_text(p, nullptr, text, interrupt));
+  } catch (...) {
+    ts_parser_delete(p);
+    throw;
+  }
 }
 
 SyntaxTree SyntaxTree::parse_ranges(std::string_view text, const std::vector<TSRange>& ranges) {
@@ -191,8 +227,8 @@ SyntaxTree::~SyntaxTree() {
   if (parser_) ts_parser_delete(parser_);
 }
 
-void SyntaxTree::reparse(std::string_view new_text) {
-  TSTree* fresh = parse_text(parser_, tree_, new_text);
+void SyntaxTree::reparse(std::string_view new_text, const Interrupt* interrupt) {
+  TSTree* fresh = parse_text(parser_, tree_, new_text, interrupt);
   ts_tree_delete(tree_);
   tree_ = fresh;
 }

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/budget.h"
 #include "analysis/findings.h"
 #include "analysis/ts_children.h"
 
@@ -45,7 +46,9 @@ const Kinds& kinds();  // immutable table, initialised once (thread-safe)
 // Owns a TSTree plus the parser that produced it. Move-only.
 class SyntaxTree {
  public:
-  static SyntaxTree parse(std::string_view text);
+  // With `interrupt`, it is polled while parsing (tree-sitter's progress callback); when it
+  // says stop, the parse is abandoned and AnalysisInterrupted is thrown.
+  static SyntaxTree parse(std::string_view text, const Interrupt* interrupt = nullptr);
   // Parses only `ranges` of `text` (sorted, disjoint; ts_parser_set_included_ranges): the
   // nodes have the offsets and points of `text`, and the bytes between ranges are not read.
   static SyntaxTree parse_ranges(std::string_view text, const std::vector<TSRange>& ranges);
@@ -65,7 +68,8 @@ class SyntaxTree {
   std::vector<ByteRange> edit_and_reparse(const TSInputEdit& edit, std::string_view new_text);
   // The same in two steps: several edits may be recorded before one reparse.
   void record_edit(const TSInputEdit& edit) { ts_tree_edit(tree_, &edit); }
-  void reparse(std::string_view new_text);
+  // Interrupted (AnalysisInterrupted), the tree and its recorded edits are kept as they were.
+  void reparse(std::string_view new_text, const Interrupt* interrupt = nullptr);
 
  private:
   SyntaxTree(TSParser* parser, TSTree* tree) : parser_(parser), tree_(tree) {}

@@ -79,7 +79,22 @@ CheckResult check_source_interruptible(std::string_view text, const CheckOptions
     result.status_reason = std::move(*reason);
     return result;
   }
-  return check_parsed(text, SyntaxTree::parse(parse_view(text)), options, interrupt);
+  std::optional<SyntaxTree> tree;
+  try {
+    tree.emplace(SyntaxTree::parse(parse_view(text), interrupt));
+  } catch (const AnalysisInterrupted& stop) {
+    if (stop.reason == InterruptReason::Cancelled) throw;
+    return out_of_time_result(*interrupt);
+  }
+  return check_parsed(text, *tree, options, interrupt);
+}
+
+CheckResult out_of_time_result(const Interrupt& interrupt) {
+  CheckResult result;
+  result.status = FileStatus::TooComplex;
+  result.status_reason = "too complex to analyze: the analysis ran past its time budget" +
+                         (interrupt.budget().empty() ? "" : " of " + interrupt.budget());
+  return result;
 }
 
 namespace {
@@ -185,8 +200,7 @@ CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOpt
     analyze(text, root, options, lines, suppressions, interrupt, result, context);
   } catch (const AnalysisInterrupted& stop) {
     if (stop.reason == InterruptReason::Cancelled) throw;
-    refuse_as_too_complex(result, "too complex to analyze: the analysis ran past its time budget" +
-                                      (interrupt->budget().empty() ? "" : " of " + interrupt->budget()));
+    refuse_as_too_complex(result, out_of_time_result(*interrupt).status_reason);
   }
   return result;
 }

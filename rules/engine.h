@@ -67,8 +67,9 @@ struct CheckResult {
 };
 
 CheckResult check_source(std::string_view text, const CheckOptions& options);
-// The same, polling `interrupt` between units (see check_parsed). A separate name, so that
-// check_source stays one function callers can pass around.
+// The same, polling `interrupt` while parsing and between units (see check_parsed): a parse
+// that runs out of time gives the same TooComplex result as an analysis that does. A
+// separate name, so that check_source stays one function callers can pass around.
 CheckResult check_source_interruptible(std::string_view text, const CheckOptions& options,
                                        const analysis::Interrupt* interrupt);
 
@@ -87,6 +88,9 @@ CheckResult check_parsed(std::string_view text, const analysis::SyntaxTree& tree
 CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOptions& options,
                               const analysis::Interrupt* interrupt,
                               std::vector<analysis::ContextFact>* context);
+
+// The TooComplex result of a parse or an analysis that ran past `interrupt`'s budget.
+CheckResult out_of_time_result(const analysis::Interrupt& interrupt);
 
 // Sorts findings by (start, code, end), silences by (start, code) and unused suppressions by
 // (comment, code), as check_source returns them; stable, so equal keys keep their order.

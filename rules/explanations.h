@@ -28,7 +28,8 @@ The fix
   tensor method, a loss, a layer's output, a name a backward ran over) whose stored copy no
   backward, return or caller can still need; on a model's output of unseen shape (it may be
   a tuple or a ModelOutput), or in a holder handed to a caller, it is offered as unsafe.
-  `.item()` is always unsafe: it changes the type and moves the value to the host.
+  `.item()` is always unsafe: it changes the type and moves the value to the host. Unsafe
+  fixes are applied only by --fix --unsafe-fixes, and only where no safe fix is offered.
 
 Severity
   An error needs every step proven from bindings. A model or criterion known only by its
@@ -183,9 +184,9 @@ The fix
                       num_workers=8, pin_memory=True, persistent_workers=True)
   and move batches with `xb.to(device, non_blocking=True)`. A rule of thumb is about 4
   workers per GPU, bounded by the CPU cores. `pin_memory=True` is offered as a fix when the
-  keyword is absent, labelled unsafe (not applied by --fix): a dataset whose items are already
-  CUDA tensors works unpinned but raises once pinned. The worker count is not offered, because
-  the right value depends on the host.
+  keyword is absent, labelled unsafe (applied only by --fix --unsafe-fixes): a dataset whose
+  items are already CUDA tensors works unpinned but raises once pinned. The worker count is
+  not offered, because the right value depends on the host.
 
 Not flagged
   Files that do not target CUDA, read from code (a "cuda" device string, `.cuda()`,
@@ -395,8 +396,8 @@ Example
 The fix
   (loss / accum).backward()          # or `loss = loss / accum` before backward
   This assumes the loss uses the default mean reduction; with `reduction="sum"` normalise by
-  the number of samples or tokens instead. The fix is offered as unsafe (never applied by
-  --fix): it changes the effective learning rate a tuned run may depend on.
+  the number of samples or tokens instead. The fix is offered as unsafe (applied only by
+  --fix --unsafe-fixes): it changes the effective learning rate a tuned run may depend on.
 
 Not flagged
   Any visible scaling of the value that reaches backward, followed through reassignments,

@@ -152,8 +152,8 @@ std::vector<TSRange> slice_ranges(std::string_view parsed, TSPoint end_of_text, 
 }  // namespace
 
 DocumentAnalysis::DocumentAnalysis(std::string text, double max_slice_share)
-    : text_(std::move(text)), parsed_(parse_view(text_)), tree_(SyntaxTree::parse(parsed_)),
-      max_slice_share_(max_slice_share) {}
+    : text_(std::move(text)), parsed_(parse_view(text_)), tree_(SyntaxTree::parse("")),
+      tree_unparsed_(true), max_slice_share_(max_slice_share) {}
 
 void DocumentAnalysis::edit(size_t begin, size_t end, std::string_view replacement) {
   if (begin > end || end > text_.size()) throw std::out_of_range("edit span outside the document");
@@ -172,6 +172,7 @@ void DocumentAnalysis::edit(size_t begin, size_t end, std::string_view replaceme
   parsed_.replace(view_begin, end - view_begin, parse_view_of_span(text_, view_begin, new_end));
   e.new_end_byte = static_cast<uint32_t>(new_end);
   e.new_end_point = point_at(parsed_, new_end);
+  if (tree_unparsed_) return;  // the first parse reads the edited text whole
   tree_.record_edit(e);
   tree_stale_ = true;
 }
@@ -179,24 +180,29 @@ void DocumentAnalysis::edit(size_t begin, size_t end, std::string_view replaceme
 void DocumentAnalysis::replace_all(std::string text) {
   text_ = std::move(text);
   parsed_ = parse_view(text_);
-  tree_ = SyntaxTree::parse(parsed_);
+  tree_unparsed_ = true;  // parsed by the next check, within its budget
   tree_stale_ = false;
   tree_from_edit_ = false;
 }
 
 const std::string& DocumentAnalysis::text() const { return text_; }
 
-const SyntaxTree& DocumentAnalysis::tree() {
+const SyntaxTree& DocumentAnalysis::tree(const Interrupt& interrupt) {
+  if (tree_unparsed_) {
+    tree_ = SyntaxTree::parse(parsed_, &interrupt);
+    tree_unparsed_ = tree_stale_ = tree_from_edit_ = false;
+  }
   if (tree_stale_) {
-    tree_.reparse(parsed_);
+    tree_.reparse(parsed_, &interrupt);
     tree_stale_ = false;
     tree_from_edit_ = true;
     // Error recovery over reused subtrees may place an error elsewhere than a fresh parse
     // does (seen after several edits were recorded before one reparse), and the result
     // reports where the first error is: a text with errors is parsed afresh.
     if (ts_node_has_error(tree_.root())) {
-      tree_ = SyntaxTree::parse(parsed_);
-      tree_from_edit_ = false;
+      tree_unparsed_ = true;  // if this parse is interrupted, the next check parses afresh
+      tree_ = SyntaxTree::parse(parsed_, &interrupt);
+      tree_unparsed_ = tree_from_edit_ = false;
     }
   }
   stats_.incremental_parse = tree_from_edit_;
@@ -227,11 +233,15 @@ std::optional<CheckResult> DocumentAnalysis::check(const CheckOptions& options,
         next.result = std::move(*sliced);
       } else {
         next.context.clear();
-        next.result = check_parsed(text_, tree(), options, &interrupt, &next.context);
+        next.result = check_parsed(text_, tree(interrupt), options, &interrupt, &next.context);
         stats_.reanalysed = std::max<size_t>(next.units.size(), 1);
       }
-    } catch (const AnalysisInterrupted&) {  // only a cancellation leaves check_parsed
-      return std::nullopt;
+    } catch (const AnalysisInterrupted& stop) {
+      // Out of time here is the parse's (check_parsed turns the analysis's into a result).
+      if (stop.reason == InterruptReason::Cancelled) return std::nullopt;
+      next.units.clear();
+      next.context.clear();
+      next.result = out_of_time_result(interrupt);
     }
     stats_.units = next.units.size();
     if (next.result.status != FileStatus::Analyzed || !next.result.syntax_errors.empty()) next.units.clear();
@@ -439,7 +449,7 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
   if (sliceable && slicing.read_region_units(parsed_)) {
     stats_.region_parse = true;
   } else {
-    TSNode root = tree().root();
+    TSNode root = tree(interrupt).root();
     if (ts_node_has_error(root)) return whole_file("the text has syntax errors");
     slicing.read_units(root);
   }

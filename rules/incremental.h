@@ -89,11 +89,17 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
   // The tree of the whole text, reparsed (against its recorded edits) only when a check
   // needs it: a check that can slice reads the units of the edited region from a parse of
   // that region alone.
-  const analysis::SyntaxTree& tree();
+  // Parsing polls `interrupt`; interrupted, it throws AnalysisInterrupted and the next call
+  // parses again.
+  const analysis::SyntaxTree& tree(const analysis::Interrupt& interrupt);
 
   std::string text_;
   std::string parsed_;  // parse_view(text_): what the tree was parsed from
   analysis::SyntaxTree tree_;
+  // tree_ is no parse of parsed_ (a new text, or a fresh parse was interrupted): the next
+  // check parses it from scratch, within its budget, instead of the constructor or
+  // replace_all parsing outside any budget.
+  bool tree_unparsed_ = false;
   bool tree_stale_ = false;      // edits recorded on tree_ but not reparsed
   bool tree_from_edit_ = false;  // reparsed incrementally since the last from-scratch parse
   std::optional<Previous> previous_;

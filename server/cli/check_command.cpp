@@ -33,7 +33,7 @@ DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const Ch
     const FileSettings& settings = groups[g].settings;
     DiscoveryResult found =
         discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir,
-                                          settings.respect_gitignore});
+                                          settings.respect_gitignore, {}});
     for (SourceFile& f : found.files) f.group = g;
     std::move(found.files.begin(), found.files.end(), std::back_inserter(all.files));
     std::move(found.missing.begin(), found.missing.end(), std::back_inserter(all.missing));
@@ -83,8 +83,10 @@ std::unique_ptr<ReportWriter> make_writer(const CheckSettings& s, const CheckIo&
 // text of the tree.
 class RunAssembler {
  public:
-  RunAssembler(const std::vector<ConfigGroup>& groups, const CheckSettings& s, const CheckIo& io)
-      : groups_(groups), s_(s), io_(io), writer_(make_writer(s, io)) {
+  RunAssembler(const std::vector<ConfigGroup>& groups, const CheckSettings& s, const CheckIo& io,
+               std::vector<fs::path> write_roots)
+      : groups_(groups), s_(s), io_(io), writer_(make_writer(s, io)),
+        write_roots_(std::move(write_roots)) {
     totals_.explain_silence = s.explain_silence;
   }
 
@@ -126,10 +128,12 @@ class RunAssembler {
   }
 
  private:
-  // A file that cannot be written keeps its original findings and gains a failure.
-  static void write_fix(FileOutcome& o) {
+  // A file that cannot be written keeps its original findings and gains a failure. The write
+  // is refused when the file changed since it was read, or lies outside the paths given.
+  void write_fix(FileOutcome& o) const {
     if (!o.fixed) return;
-    std::string error = write_file_atomic(o.file.location, o.fixed->text);
+    WriteGuard guard{o.original.text, o.stamp, write_roots_};
+    std::string error = write_file_atomic(o.file.location, o.fixed->text, guard);
     if (error.empty()) return;
     o.original.failures.push_back("fixes not written: " + error);
     o.fixed.reset();
@@ -148,6 +152,7 @@ class RunAssembler {
   std::unique_ptr<ReportWriter> writer_;
   ReportTotals totals_;
   std::vector<FileFailure> file_failures_;
+  std::vector<fs::path> write_roots_;  // canonical command-line paths: --fix writes within them
 };
 
 // How many checked files may wait per worker for an earlier, slower one to finish.
@@ -162,7 +167,7 @@ void check_all(const std::vector<SourceFile>& files, const std::vector<ConfigGro
       files.size(), s.jobs, kWaitingFilesPerJob * std::max(1u, s.jobs),
       [&](std::size_t i) {
         return check_file(files[i], groups[files[i].group].settings.options, plan,
-                          s.explain_silence, checker);
+                          s.explain_silence, checker, s.fix_scope);
       },
       [&](FileOutcome&& outcome) { run.take(std::move(outcome)); });
 }
@@ -173,8 +178,12 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
   CLI::App* cmd = app.add_subcommand("check", "Lint Python files and directories (default: .)");
   cmd->add_option("paths", a.paths, "Files or directories to check");
   cmd->add_option("-f,--format", a.format, "Output format: terminal, json, github or sarif");
-  cmd->add_flag("--fix", a.fix, "Apply safe fixes in place");
+  cmd->add_flag("--fix", a.fix,
+                "Apply safe fixes in place (fixes marked unsafe only with --unsafe-fixes)");
   cmd->add_flag("--diff", a.diff, "Print the changes --fix would make, write nothing");
+  cmd->add_flag("--unsafe-fixes", a.unsafe_fixes,
+                "With --fix (or --diff), also apply fixes marked unsafe, where a finding has no "
+                "safe fix; without it unsafe fixes are never applied");
   // One value per occurrence: a list-valued flag must not swallow the paths after it.
   cmd->add_option("--select", a.select, "Run only these rules (comma-separated, repeatable)")
       ->allow_extra_args(false);
@@ -236,7 +245,7 @@ int run_check(const CheckArgs& args, const CheckIo& io, const SourceChecker& che
     io.err << "preflight: error: path does not exist: " << missing << "\n";
   if (!found.missing.empty()) return kExitUsage;
 
-  RunAssembler run(*groups, *settings, io);
+  RunAssembler run(*groups, *settings, io, canonical_roots(paths));
   check_all(found.files, *groups, *settings, checker, run);
   return run.finish(std::move(found.failures)) ? kExitFindings : kExitClean;
 }

@@ -43,6 +43,7 @@ struct CheckArgs {
   std::string format = "terminal";
   bool fix = false;
   bool diff = false;
+  bool unsafe_fixes = false;  // --fix / --diff also take fixes marked unsafe
   std::vector<std::string> select;
   std::vector<std::string> ignore;
   std::vector<std::string> exclude;

@@ -8,6 +8,8 @@
 #include <set>
 #include <system_error>
 
+#include "server/cli/file_io.h"
+
 namespace preflight::server {
 namespace fs = std::filesystem;
 
@@ -94,6 +96,7 @@ class Walker {
   bool user_excluded(const fs::path& display) const;
   bool gitignored(const fs::path& absolute) const;
   void push_gitignore(const fs::path& dir);
+  bool leaves_confinement(const fs::directory_entry& entry, const fs::path& display);
   void add_file(const fs::path& location, const fs::path& display);
 
   const DiscoveryOptions& options_;
@@ -159,11 +162,12 @@ void Walker::visit_entry(const fs::directory_entry& entry, const fs::path& displ
     if (is_builtin_excluded(entry.path().filename().string()) || user_excluded(display) ||
         gitignored(absolute))
       return;
-    walk(entry.path(), display, absolute);
+    if (!leaves_confinement(entry, display)) walk(entry.path(), display, absolute);
     return;
   }
   if (entry.path().extension() != ".py" || !entry.is_regular_file(ec)) return;
-  if (!user_excluded(display) && !gitignored(absolute)) add_file(entry.path(), display);
+  if (!user_excluded(display) && !gitignored(absolute) && !leaves_confinement(entry, display))
+    add_file(entry.path(), display);
 }
 
 void Walker::push_gitignore(const fs::path& dir) {
@@ -178,6 +182,16 @@ bool Walker::gitignored(const fs::path& absolute) const {
       if (matches_exclude_pattern(relative, p)) return true;
   }
   return false;
+}
+
+// Only a link can lead out: the walk starts inside and enters nothing else.
+bool Walker::leaves_confinement(const fs::directory_entry& entry, const fs::path& display) {
+  std::error_code ec;
+  if (options_.confine_to.empty() || !entry.is_symlink(ec)) return false;
+  fs::path target = fs::canonical(entry.path(), ec);
+  if (ec || path_within(target, options_.confine_to)) return false;
+  result_.outside.push_back({display_form(display), target.string()});
+  return true;
 }
 
 bool Walker::user_excluded(const fs::path& display) const {

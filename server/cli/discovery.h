@@ -37,12 +37,22 @@ struct DiscoveryOptions {
   std::filesystem::path base_dir;     // absolute; relative-path matching starts here
   std::filesystem::path config_dir;   // absolute or empty; patterns also match relative to it
   bool respect_gitignore = false;     // skip what .gitignore files list (see above)
+  // Canonical, or empty: a symbolic link whose target lies outside it is not followed (the
+  // editor's workspace scan stays in its folder); it is listed in `outside` instead.
+  std::filesystem::path confine_to;
+};
+
+// A link the walk did not follow because it leads out of DiscoveryOptions::confine_to.
+struct LinkOutside {
+  std::string path;    // the link, as discovered
+  std::string target;  // where it resolves
 };
 
 struct DiscoveryResult {
   std::vector<SourceFile> files;      // sorted by path, each real file once
   std::vector<std::string> missing;   // inputs that do not exist: a bad invocation
   std::vector<FileFailure> failures;  // unreadable directories, non-regular .py files
+  std::vector<LinkOutside> outside;   // with confine_to: links out of it, not followed
 };
 
 DiscoveryResult discover_files(const std::vector<std::string>& inputs,

@@ -41,8 +41,9 @@ void record_result(FileState& state, rules::CheckResult result) {
 
 // Applies the safe fixes and re-checks the result; refuses text that parses worse.
 void plan_fixes_for(FileOutcome& outcome, std::size_t original_syntax_errors,
-                    const rules::CheckOptions& options, const SourceChecker& checker) {
-  FixPlan plan = plan_safe_fixes(outcome.original.text, outcome.original.findings);
+                    const rules::CheckOptions& options, const SourceChecker& checker,
+                    FixScope scope) {
+  FixPlan plan = plan_safe_fixes(outcome.original.text, outcome.original.findings, scope);
   if (plan.applied.empty() || plan.text == outcome.original.text) return;
   rules::CheckResult recheck = checker(plan.text, options);
   if (recheck.status != rules::FileStatus::Analyzed ||
@@ -59,7 +60,7 @@ void plan_fixes_for(FileOutcome& outcome, std::size_t original_syntax_errors,
 }
 
 void check_text(FileOutcome& outcome, const rules::CheckOptions& options, bool plan_fixes,
-                const SourceChecker& checker) {
+                const SourceChecker& checker, FixScope scope) {
   rules::CheckResult result = checker(outcome.original.text, options);
   if (result.status == rules::FileStatus::SkippedFile) {
     outcome.skipped = true;
@@ -68,13 +69,14 @@ void check_text(FileOutcome& outcome, const rules::CheckOptions& options, bool p
   bool analysed = result.status == rules::FileStatus::Analyzed;
   std::size_t syntax_errors = result.syntax_errors.size();
   record_result(outcome.original, std::move(result));
-  if (plan_fixes && analysed) plan_fixes_for(outcome, syntax_errors, options, checker);
+  if (plan_fixes && analysed) plan_fixes_for(outcome, syntax_errors, options, checker, scope);
 }
 
 }  // namespace
 
 FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& options,
-                       bool plan_fixes, bool keep_silences, const SourceChecker& checker) {
+                       bool plan_fixes, bool keep_silences, const SourceChecker& checker,
+                       FixScope fix_scope) {
   FileOutcome outcome;
   outcome.file = file;
   ReadResult read = read_source_file(file.location);
@@ -83,9 +85,10 @@ FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& option
     return outcome;
   }
   outcome.original.text = std::move(*read.text);
+  outcome.stamp = read.stamp;
   // One catch per file: a bug on one input is reported for it and the run goes on.
   try {
-    check_text(outcome, options, plan_fixes, checker);
+    check_text(outcome, options, plan_fixes, checker, fix_scope);
   } catch (const std::exception& e) {
     outcome.original.findings.clear();
     outcome.fixed.reset();

@@ -12,6 +12,8 @@
 
 #include "rules/engine.h"
 #include "server/cli/discovery.h"
+#include "server/cli/file_io.h"
+#include "server/cli/fix_apply.h"
 
 namespace preflight::server {
 
@@ -37,11 +39,14 @@ struct FileOutcome {
   // failure saying so).
   std::optional<FileState> fixed;
   std::size_t fixed_count = 0;
+  FileStamp stamp;  // the file as read: a fix is written only over this version
 };
 
 // `keep_silences`: the report lists them (--explain-silence). Without it they are dropped
 // here, so that a file whose only results are silences does not keep its text for the report.
+// `fix_scope`: which fixes the plan takes (with plan_fixes).
 FileOutcome check_file(const SourceFile& file, const rules::CheckOptions& options,
-                       bool plan_fixes, bool keep_silences, const SourceChecker& checker);
+                       bool plan_fixes, bool keep_silences, const SourceChecker& checker,
+                       FixScope fix_scope = FixScope::SafeOnly);
 
 }  // namespace preflight::server

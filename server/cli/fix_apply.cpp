@@ -53,11 +53,19 @@ std::string apply_edits(std::string_view text, std::vector<TextEdit> edits) {
   return out;
 }
 
-FixPlan plan_safe_fixes(std::string_view text, std::span<const Finding> findings) {
+const Fix* planned_fix(const Finding& finding, FixScope scope) {
+  if (const Fix* safe = finding.safe_fix()) return safe;
+  if (scope == FixScope::SafeOnly) return nullptr;
+  for (const Fix& fix : finding.fixes)
+    if (fix.safety == analysis::FixSafety::Unsafe) return &fix;
+  return nullptr;
+}
+
+FixPlan plan_safe_fixes(std::string_view text, std::span<const Finding> findings, FixScope scope) {
   FixPlan plan;
   std::vector<TextEdit> accepted;
   for (std::size_t i = 0; i < findings.size(); ++i) {
-    const Fix* fix = findings[i].safe_fix();
+    const Fix* fix = planned_fix(findings[i], scope);
     if (!fix || !fix_is_well_formed(*fix, text.size()) || conflicts_with_any(*fix, accepted))
       continue;
     accepted.insert(accepted.end(), fix->edits.begin(), fix->edits.end());

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "server/cli/fix_apply.h"
 #include "server/cli/positions.h"
 #include "server/cli/rule_catalogue.h"
 #include "server/cli/text_width.h"
@@ -106,10 +107,13 @@ std::string snippet(const LineIndex& index, const Finding& f, const Painter& pai
 std::string fix_lines(const Finding& f, const Painter& paint) {
   std::string out;
   const Fix* applied = f.safe_fix();
+  // Without a safe fix, the one --unsafe-fixes would apply says so.
+  const Fix* on_request = applied ? nullptr : planned_fix(f, FixScope::SafeAndUnsafe);
   for (const Fix& fix : f.fixes) {
-    std::string note = &fix == applied ? "(safe, run with --fix)"
-                                       : "(" + std::string(analysis::fix_safety_name(fix.safety)) +
-                                             ", not applied by --fix)";
+    std::string note = &fix == applied      ? "(safe, run with --fix)"
+                       : &fix == on_request ? "(unsafe, applied by --fix --unsafe-fixes)"
+                                            : "(" + std::string(analysis::fix_safety_name(fix.safety)) +
+                                                  ", not applied by --fix)";
     out += "  " + paint(kCyan, "fix:") + " " + fix.description + " " + note + "\n";
   }
   return out;

@@ -45,8 +45,10 @@ std::string_view fix_policy_sentence(FixPolicy p) {
     case FixPolicy::Safe: return "safe: applied by --fix wherever a fix is offered";
     case FixPolicy::SafeWhenProven:
       return "applied by --fix where the fix is proven safe at the site; otherwise offered as "
-             "unsafe in the editor, never applied by --fix";
-    case FixPolicy::UnsafeOnly: return "unsafe: offered in the editor, never applied by --fix";
+             "unsafe in the editor, applied only by --fix --unsafe-fixes";
+    case FixPolicy::UnsafeOnly:
+      return "unsafe: offered in the editor, never applied by --fix alone; --fix --unsafe-fixes "
+             "applies it";
   }
   return "";
 }
@@ -113,10 +115,11 @@ std::string rules_markdown() {
       "an unknown value is never reported.\n\n"
       "A fix is `safe`, and applied by `--fix`, only when it is proven not to change what the\n"
       "code computes: `.detach()` only on a proven tensor whose stored copy no backward, return\n"
-      "or caller can still need. Every other fix is offered as `unsafe` and never applied by\n"
-      "`--fix`. The Autofix column says which: `safe` (every fix the rule offers is applied),\n"
-      "`safe-when-proven` (applied where proven safe at the site, otherwise offered as unsafe),\n"
-      "`unsafe-only` (offered in the editor, never applied by `--fix`) or `none`.\n\n"
+      "or caller can still need. Every other fix is offered as `unsafe`: `--fix` never applies\n"
+      "it, and `--fix --unsafe-fixes` applies it where the finding has no safe fix. The Autofix\n"
+      "column says which: `safe` (every fix the rule offers is applied), `safe-when-proven`\n"
+      "(applied where proven safe at the site, otherwise offered as unsafe), `unsafe-only`\n"
+      "(offered in the editor, applied only by `--fix --unsafe-fixes`) or `none`.\n\n"
       "| Code | Name | Default level | Category | Autofix | Summary |\n"
       "|---|---|---|---|---|---|\n";
   for (const RuleInfo& r : rule_catalogue())

@@ -171,6 +171,7 @@ std::optional<CheckSettings> resolve_settings(const CheckArgs& args, const Check
   s.ignore = parse_rule_codes(args.ignore, "--ignore", io.err);
   // --diff shows what --fix would do and never writes, so it wins when both are given.
   s.fix_mode = args.diff ? FixMode::Diff : args.fix ? FixMode::Apply : FixMode::Off;
+  s.fix_scope = args.unsafe_fixes ? FixScope::SafeAndUnsafe : FixScope::SafeOnly;
   s.jobs = resolve_jobs(args.jobs);
   s.terminal = {io.color_capable && !args.no_color, args.quiet, s.fix_mode == FixMode::Apply};
   s.report_unused_ignores = args.report_unused_ignores;

@@ -17,6 +17,7 @@
 #include "rules/engine.h"
 #include "server/cli/check_command.h"
 #include "server/cli/config.h"
+#include "server/cli/fix_apply.h"
 #include "server/cli/report_terminal.h"
 
 namespace preflight::server {
@@ -28,6 +29,7 @@ enum class FixMode { Off, Apply, Diff };
 struct CheckSettings {
   OutputFormat format = OutputFormat::Terminal;
   FixMode fix_mode = FixMode::Off;
+  FixScope fix_scope = FixScope::SafeOnly;  // SafeAndUnsafe with --unsafe-fixes
   unsigned jobs = 1;
   TerminalOptions terminal;
   bool report_unused_ignores = false;

@@ -15,6 +15,7 @@
 #include "protocol/jsonrpc.h"
 #include "rules/incremental.h"
 #include "server/cli/config.h"
+#include "server/cli/file_io.h"
 #include "server/cli/time_budget.h"
 #include "server/cli/version.h"
 #include "server/lsp/client_capabilities.h"
@@ -98,6 +99,15 @@ int version_of(const json& text_document) {
 
 }  // namespace
 
+// Orders the diagnostics published for one uri across its documents: each didOpen starts a
+// new generation, and a document publishes only while its generation is the newest, under
+// the channel's lock. The close of a document whose strand is still busy analysing must not
+// clear the diagnostics a reopened document of the same uri has already published.
+struct PublishChannel {
+  std::mutex mu;
+  int generation = 0;  // the newest open's; written under mu
+};
+
 // One open document. The strand owns everything below `strand`; `newest_version` is written
 // by the control strand when a change arrives, so a running analysis can see it is stale.
 struct Document {
@@ -109,7 +119,13 @@ struct Document {
   asio::steady_timer debounce;
   std::atomic<int> newest_version{0};
 
+  std::shared_ptr<PublishChannel> channel;  // shared by every document of this uri
+  int generation = 0;                       // this open's, in `channel`
+
+  // The text is parsed only within the CLI's size cap: `analysis` holds it then; above the
+  // cap `analysis` is null and `text_over_cap` keeps the text, so edits that shrink it work.
   std::unique_ptr<rules::DocumentAnalysis> analysis;
+  std::string text_over_cap;
   int version = 0;
   std::shared_ptr<const EffectiveSettings> settings;
   std::shared_ptr<const Snapshot> snapshot;
@@ -139,6 +155,9 @@ struct LanguageServer::Impl {
   std::map<fs::path, server::ConfigResult> configs;  // by directory searched from
   std::map<fs::path, server::ConfigStamp> config_stamps;  // what each search saw
   std::map<std::string, std::shared_ptr<Document>> documents;
+  // Kept after a close: a reopen's generation must exceed the closed document's. One small
+  // entry per uri ever opened.
+  std::map<std::string, std::shared_ptr<PublishChannel>> channels;
   std::vector<fs::path> folders;
   asio::steady_timer parent_watch;
   int parent_pid = 0;
@@ -648,11 +667,18 @@ struct LanguageServer::Impl {
     doc->path = uri_to_path(uri);
     doc->newest_version = version;
     reread_config_if_changed(doc->path);
+    std::shared_ptr<PublishChannel>& channel = channels[uri];
+    if (!channel) channel = std::make_shared<PublishChannel>();
+    doc->channel = channel;
+    {
+      std::lock_guard lock(channel->mu);
+      doc->generation = ++channel->generation;  // from now on an older document stays silent
+    }
     documents[uri] = doc;
     auto settings = doc->path ? settings_for(*doc->path) : default_settings();
     post_work(doc->strand, "textDocument/didOpen", nullptr,
               [this, doc, version, settings, text = td["text"].get<std::string>()]() mutable {
-      doc->analysis = std::make_unique<rules::DocumentAnalysis>(std::move(text));
+      set_text(*doc, std::move(text));
       doc->version = version;
       doc->settings = settings;
       analyse(*doc);
@@ -677,24 +703,48 @@ struct LanguageServer::Impl {
     });
   }
 
+  static const std::string& text_of(const Document& doc) {
+    return doc.analysis ? doc.analysis->text() : doc.text_over_cap;
+  }
+
+  // The whole text: parsed within the CLI's size cap, kept unparsed above it.
+  static void set_text(Document& doc, std::string text) {
+    if (text.size() > server::kMaxSourceBytes) {
+      doc.analysis.reset();
+      doc.text_over_cap = std::move(text);
+      return;
+    }
+    std::string().swap(doc.text_over_cap);
+    if (doc.analysis)
+      doc.analysis->replace_all(std::move(text));
+    else
+      doc.analysis = std::make_unique<rules::DocumentAnalysis>(std::move(text));
+  }
+
   // Each change applies to the text the previous one produced (LSP 3.17 §didChange).
   void apply_changes(Document& doc, const json& changes) {
     for (const json& change : changes) {
       if (!change.is_object() || !change.contains("text") || !change["text"].is_string()) continue;
       const std::string& text = change["text"].get_ref<const std::string&>();
       if (!change.contains("range")) {
-        doc.analysis->replace_all(text);
+        set_text(doc, text);
         continue;
       }
-      PositionMap map(doc.analysis->text(), caps->encoding);
+      PositionMap map(text_of(doc), caps->encoding);
       std::optional<analysis::ByteRange> range = map.byte_range(change["range"]);
       if (!range) {
         tell_user(1, "preflight: an edit to " + display_name_of(doc.uri) +
                          " has an invalid range and was dropped; close and reopen the file to resync");
         continue;
       }
-      doc.analysis->edit(range->begin, range->end, text);
+      if (doc.analysis)
+        doc.analysis->edit(range->begin, range->end, text);  // no parse until the next check
+      else
+        doc.text_over_cap.replace(range->begin, range->end - range->begin, text);
     }
+    // Crossing the cap either way: over it the text is not parsed, back under it it is.
+    bool over_cap = text_of(doc).size() > server::kMaxSourceBytes;
+    if (over_cap == (doc.analysis != nullptr)) set_text(doc, std::string(text_of(doc)));
   }
 
   void schedule_analysis(const std::shared_ptr<Document>& doc) {
@@ -714,7 +764,8 @@ struct LanguageServer::Impl {
     post_guarded(doc->strand, "textDocument/didClose", nullptr, [this, doc] {
       doc->closed = true;
       doc->debounce.cancel();
-      if (!caps->pull_diagnostics) notify("textDocument/publishDiagnostics", {{"uri", doc->uri}, {"diagnostics", json::array()}});
+      if (!caps->pull_diagnostics)
+        notify_if_newest(*doc, "textDocument/publishDiagnostics", {{"uri", doc->uri}, {"diagnostics", json::array()}});
     });
   }
 
@@ -813,8 +864,9 @@ struct LanguageServer::Impl {
   // Analyses the document's current version unless its snapshot is already of it (with the
   // same settings); publishes for push clients.
   void analyse(Document& doc, const CancelFlag& request_cancelled = nullptr) {
-    if (doc.closed || !doc.analysis) return;
+    if (doc.closed) return;
     if (doc.snapshot && doc.snapshot->version == doc.version && doc.snapshot->settings == doc.settings) return;
+    if (!doc.analysis) return report_too_large(doc);
     int version = doc.version;
     auto cancelled = [&doc, version, this, &request_cancelled] {
       return doc.newest_version.load() != version || stopping.load() ||
@@ -839,6 +891,18 @@ struct LanguageServer::Impl {
     options.log->debug("{} v{}: {} findings in {} us ({} of {} units re-analysed{}{})", doc.uri, version,
                        doc.snapshot->result.findings.size(), micros, stats.reanalysed, stats.units,
                        stats.whole_file_because.empty() ? "" : "; whole file: ", stats.whole_file_because);
+    publish(doc);
+  }
+
+  // A text over the CLI's cap is neither parsed nor analysed; its one diagnostic says so, in
+  // the CLI's words. The snapshot keeps no copy of the text.
+  void report_too_large(Document& doc) {
+    rules::CheckResult result;
+    result.status = rules::FileStatus::TooComplex;
+    result.status_reason = "file too large to analyze (" + std::to_string(doc.text_over_cap.size()) + " bytes)";
+    options.log->warn("{}: not analysed: {}", doc.uri, result.status_reason);
+    doc.snapshot = std::make_shared<Snapshot>(doc.uri, doc.version, std::string(), caps->encoding,
+                                              std::move(result), doc.settings, *caps);
     publish(doc);
   }
 
@@ -870,7 +934,19 @@ struct LanguageServer::Impl {
     if (s.version == doc.published_version && s.result_id == doc.published_id) return;
     doc.published_version = s.version;
     doc.published_id = s.result_id;
-    notify("textDocument/publishDiagnostics", {{"uri", s.uri}, {"version", s.version}, {"diagnostics", s.diagnostics}});
+    notify_if_newest(doc, "textDocument/publishDiagnostics",
+                     {{"uri", s.uri}, {"version", s.version}, {"diagnostics", s.diagnostics}});
+  }
+
+  // Sends only while `doc` is the newest open of its uri, holding the uri's channel, so a
+  // closed document's publish can never follow a reopened one's.
+  void notify_if_newest(Document& doc, std::string_view method, json params) {
+    std::lock_guard lock(doc.channel->mu);
+    if (doc.generation != doc.channel->generation) {
+      options.log->debug("{}: {} of a closed document dropped (reopened since)", doc.uri, method);
+      return;
+    }
+    notify(method, std::move(params));
   }
 };
 

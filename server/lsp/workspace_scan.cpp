@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "protocol/jsonrpc.h"
@@ -53,14 +55,30 @@ void progress(const WorkspaceScan& scan, json value) {
   scan.send(protocol::make_notification("$/progress", {{"token", scan.progress_token}, {"value", std::move(value)}}));
 }
 
-std::vector<server::SourceFile> files_of(const fs::path& folder, SettingsCache& settings) {
+// The folder's files, never through a link out of it (one link to a system Python tree
+// added thousands of files); such links are listed in `outside`.
+std::vector<server::SourceFile> files_of(const fs::path& folder, SettingsCache& settings,
+                                         std::vector<server::LinkOutside>& outside) {
   auto folder_settings = settings.for_dir(folder);
   server::DiscoveryOptions options;
   options.excludes = folder_settings->excludes;
   options.base_dir = folder;
   options.config_dir = folder_settings->config_dir;
   options.respect_gitignore = folder_settings->respect_gitignore;
-  return server::discover_files({folder.string()}, options).files;
+  std::error_code ec;
+  options.confine_to = fs::canonical(folder, ec);
+  server::DiscoveryResult found = server::discover_files({folder.string()}, options);
+  std::move(found.outside.begin(), found.outside.end(), std::back_inserter(outside));
+  return std::move(found.files);
+}
+
+// A link left unscanned is reported as a file that could not be read is: one information
+// diagnostic on the link's uri, and a log line.
+json report_link_outside(const WorkspaceScan& scan, const server::LinkOutside& link) {
+  std::string uri = path_to_uri(fs::absolute(link.path).lexically_normal());
+  std::string reason = "a link to " + link.target + ", outside the workspace folder; not scanned";
+  if (scan.not_read) scan.not_read(uri, reason);
+  return {{"uri", uri}, {"version", nullptr}, {"kind", "full"}, {"items", json::array({not_analysed_diagnostic(reason)})}};
 }
 
 json report_for(const WorkspaceScan& scan, const server::SourceFile& file, SettingsCache& settings) {
@@ -89,14 +107,17 @@ std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
   SettingsCache settings(scan);
   progress(scan, {{"kind", "begin"}, {"title", "preflight: checking the workspace"}, {"percentage", 0}});
   std::vector<server::SourceFile> files;
+  std::vector<server::LinkOutside> outside;
   for (const fs::path& folder : scan.folders) {
-    auto found = files_of(folder, settings);
+    auto found = files_of(folder, settings, outside);
     files.insert(files.end(), found.begin(), found.end());
   }
   // Files are checked in parallel; reports, batches and progress go through one mutex, so
   // every message is whole and the counts are exact. The report order is not meaningful.
   json items = json::array();
   json batch = json::array();
+  for (const server::LinkOutside& link : outside)
+    (scan.partial_token.is_null() ? items : batch).push_back(report_link_outside(scan, link));
   std::mutex mu;
   std::size_t done = 0;
   std::atomic<bool> stopped{false};

@@ -3,7 +3,8 @@
 // problems panel lists files the user has not opened. Skips the built-in excludes, the
 // configured `exclude` patterns and what .gitignore files list (the same walk as `check`,
 // server/cli/discovery; off with respect_gitignore = false); a file it cannot read
-// (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why.
+// (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why, and
+// so is a symbolic link whose target lies outside the folder: the scan never follows it.
 // Streams partial results and $/progress when the client gave tokens. Runs on a pool thread;
 // reads only its inputs.
 #pragma once

@@ -397,6 +397,23 @@ TEST(EngineBudget, ABudgetThatIsNotReachedChangesNothing) {
   EXPECT_LT(*polls, 40);
 }
 
+// The parse polls the budget too (tree-sitter's progress callback): a text whose parse is
+// long is refused while parsing. Before, the deeply nested text parsed whole, was refused by
+// the depth guard, and the budget was never polled.
+TEST(EngineBudget, TheParseIsInsideTheBudget) {
+  const std::string nested = "x = " + std::string(50'000, '[') + std::string(50'000, ']') + "\n";
+  auto polls = std::make_shared<int>(0);
+  analysis::Interrupt interrupt = out_of_time_at_poll(1, polls);
+  CheckResult r = check_source_interruptible(nested, {}, &interrupt);
+  EXPECT_EQ(*polls, 1);
+  EXPECT_EQ(r.status, FileStatus::TooComplex);
+  EXPECT_EQ(r.status_reason, "too complex to analyze: the analysis ran past its time budget of 3 polls");
+  EXPECT_TRUE(r.syntax_errors.empty());
+  // A cancellation during the parse reaches the caller.
+  analysis::Interrupt cancelled({}, {}, [] { return true; });
+  EXPECT_THROW(check_source_interruptible(nested, {}, &cancelled), analysis::AnalysisInterrupted);
+}
+
 TEST(EngineBudget, CancellationIsPassedToTheCallerNotTurnedIntoAResult) {
   analysis::Interrupt cancelled({}, {}, [] { return true; });
   try {

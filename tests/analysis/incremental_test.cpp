@@ -187,6 +187,26 @@ TEST(Incremental, RandomEditSequencesMatchFromScratchOnEveryFixture) {
 // tree and reparsed at once), and checks cancelled part-way when a newer edit arrives. This
 // found error recovery over a tree with several recorded edits placing the first syntax
 // error elsewhere than a fresh parse.
+// The document's first parse happens in check(), inside its budget: interrupted there (out of
+// time: a TooComplex result; cancelled: none), the next check parses the whole text afresh,
+// and a check interrupted after an edit leaves the document checkable.
+TEST(Incremental, AParseInterruptedByTheBudgetIsRedoneWhole) {
+  const std::string text = read_file(fs::path(PF_SOURCE_DIR) / "examples" / "bad_train.py");
+  DocumentAnalysis doc(text);
+  int polls = 0;
+  // Poll 1 is check()'s own, before parsing; poll 2 is the parse's first.
+  EXPECT_FALSE(doc.check({}, [&] { return ++polls == 2; }).has_value());
+  expect_same_as_scratch(doc, {}, "after a cancelled first parse");
+  doc.edit(0, 0, "import os\n");
+  polls = 0;
+  std::optional<CheckResult> out = doc.check({}, {}, [&] { return ++polls == 1; }, "1 poll");
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->status, FileStatus::TooComplex);
+  EXPECT_EQ(out->status_reason, "too complex to analyze: the analysis ran past its time budget of 1 poll");
+  doc.edit(0, 0, "\n");  // a new text: the cached TooComplex result does not apply
+  expect_same_as_scratch(doc, {}, "after an interrupted check");
+}
+
 TEST(Incremental, EditsBetweenChecksAndCancelledChecksMatchFromScratch) {
   const CheckOptions all{};
   static const std::vector<std::string> kSnippets = {

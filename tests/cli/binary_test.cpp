@@ -16,6 +16,7 @@ namespace preflight::server {
 namespace {
 
 using testing::TempDir;
+namespace fs = std::filesystem;
 
 struct RunResult {
   int code = -1;
@@ -206,6 +207,24 @@ TEST(Binary, AFileOverTheTimeBudgetIsReportedAsTooComplex) {
   EXPECT_NE(r.out.find("\"files_checked\": 1"), std::string::npos) << r.out;  // small.py
 }
 
+// The parse runs inside --file-timeout too: a million nested brackets take seconds to parse
+// (the depth guard refuses the tree only afterwards), far past 200 ms in any build. Before,
+// the run took the whole parse and reported "too deeply nested".
+TEST(Binary, TheParseRunsInsideTheFileTimeout) {
+  TempDir dir;
+  dir.write("nested.py", "x = " + std::string(1'000'000, '(') + "1" + std::string(1'000'000, ')') + "\n");
+  dir.write("small.py", "import torch\n");
+  RunResult r = run_preflight({"check", "--format", "json", "--file-timeout", "0.2", "nested.py", "small.py"},
+                              dir.path().string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("\"error\": \"not analysed: too complex to analyze: the analysis ran past its time "
+                       "budget of 200 ms\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("too deeply nested"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"files_checked\": 1"), std::string::npos) << r.out;  // small.py
+}
+
 std::string examples_dir() { return std::string(PF_SOURCE_DIR) + "/examples"; }
 
 TEST(Binary, SarifFromTheRealEngineCarriesEvidenceAndFixes) {
@@ -224,6 +243,29 @@ TEST(Binary, SarifFromTheRealEngineCarriesEvidenceAndFixes) {
   }
   EXPECT_TRUE(related);
   EXPECT_TRUE(fixes);
+}
+
+// Through the real engine: --fix leaves the unsafe fixes (pin_memory=True, the loss divided
+// by the accumulation steps) alone; --fix --unsafe-fixes applies them, and the report says
+// how many fixes were applied in each run.
+TEST(Binary, UnsafeFixesAreAppliedOnlyWithTheFlag) {
+  TempDir dir;
+  const std::string original = testing::read_file(examples_dir() + "/bad_train.py");
+  auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  fs::path file = dir.write("train.py", original);
+  run_preflight({"check", "--fix", "--format", "json", "train.py"}, dir.path().string());
+  const std::string safe = testing::read_file(file);
+  EXPECT_EQ(count(safe, "pin_memory=True"), count(original, "pin_memory=True"));
+  RunResult r = run_preflight({"check", "--fix", "--unsafe-fixes", "--format", "json", "train.py"},
+                              dir.path().string());
+  const std::string unsafe = testing::read_file(file);
+  EXPECT_EQ(count(unsafe, "pin_memory=True"), count(original, "pin_memory=True") + 1) << unsafe;
+  EXPECT_NE(r.out.find("\"fixed\": "), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["failures"].size(), 0u) << r.out;
 }
 
 TEST(Binary, GithubFormatPrintsOnlyWorkflowCommands) {
@@ -305,6 +347,17 @@ TEST(Binary, CheckHelpDocumentsTheNewFlags) {
   for (const char* flag : {"--config", "--target-gpu", "--report-unused-ignores", "sarif",
                            "TG010"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag;
+}
+
+TEST(Binary, HelpAndExplainSayWhenUnsafeFixesAreApplied) {
+  RunResult help = run_preflight({"check", "--help"});
+  EXPECT_NE(help.out.find("--unsafe-fixes"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("without it unsafe fixes are never applied"), std::string::npos)
+      << help.out;
+  for (const char* code : {"TG001", "TG004", "TG014"}) {
+    RunResult explain = run_preflight({"explain", code});
+    EXPECT_NE(explain.out.find("--fix --unsafe-fixes"), std::string::npos) << code;
+  }
 }
 
 TEST(Binary, RulesFormats) {

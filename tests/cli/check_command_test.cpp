@@ -161,6 +161,76 @@ TEST(CheckCommand, FixThatBreaksParsingIsNotWritten) {
   EXPECT_TRUE(j["failures"][0]["error"].get<std::string>().starts_with("fixes not applied"));
 }
 
+// The user saves the file while it is being checked: the fixes were computed from the old
+// text, so writing them would throw the edit away.
+TEST(CheckCommand, FixNeverOverwritesAnEditMadeWhileTheFileWasChecked) {
+  TempDir dir;
+  fs::path file = dir.write("train.py", "x = leak\n");
+  const std::string edit = "x = leak\ny = 'typed while preflight ran'\n";
+  bool edited = false;
+  SourceChecker editing_engine = [&](std::string_view text, const rules::CheckOptions& o) {
+    if (!edited) {
+      edited = true;
+      dir.write("train.py", edit);
+    }
+    return testing::fake_engine(text, o);
+  };
+  CheckArgs a = args_for({"."});
+  a.fix = true;
+  a.format = "json";
+  for (std::string& p : a.paths) p = (dir.path() / p).string();
+  std::ostringstream out, err;
+  int code = run_check(a, CheckIo{out, err, false, dir.path()}, editing_engine);
+  EXPECT_EQ(testing::read_file(file), edit);
+  EXPECT_EQ(code, kExitFindings);
+  Json j = Json::parse(out.str());
+  EXPECT_EQ(j["summary"]["fixed"], 0);
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_NE(j["failures"][0]["error"].get<std::string>().find("changed on disk"), std::string::npos)
+      << j["failures"];
+}
+
+// A directory link inside the checked tree leads elsewhere: its files are checked, but
+// --fix writes only under the paths it was given.
+TEST(CheckCommand, FixDoesNotWriteThroughALinkOutOfTheCheckedDirectory) {
+  TempDir dir;
+  fs::path outside = dir.write("system/lib.py", "x = leak\n");
+  fs::path inside = dir.write("project/train.py", "x = leak\n");
+  fs::create_directory_symlink(dir.path() / "system", dir.path() / "project" / "vendor");
+  CheckArgs a = args_for({"project"});
+  a.fix = true;
+  a.format = "json";
+  RunResult r = run(dir, a);
+  EXPECT_EQ(testing::read_file(inside), "x = leak.detach()\n");
+  EXPECT_EQ(testing::read_file(outside), "x = leak\n");
+  Json j = Json::parse(r.out);
+  EXPECT_EQ(j["summary"]["fixed"], 1);
+  ASSERT_EQ(j["failures"].size(), 1u);
+  EXPECT_NE(j["failures"][0]["error"].get<std::string>().find("outside the paths given"),
+            std::string::npos) << j["failures"];
+}
+
+TEST(CheckCommand, UnsafeFixesAreAppliedOnlyWithUnsafeFixes) {
+  TempDir dir;
+  fs::path file = dir.write("train.py", "a = risky\nb = leak\n");
+  CheckArgs a = args_for({"."});
+  a.fix = true;
+  a.format = "json";
+  RunResult safe = run(dir, a);
+  EXPECT_EQ(testing::read_file(file), "a = risky\nb = leak.detach()\n");
+  EXPECT_EQ(Json::parse(safe.out)["summary"]["fixed"], 1);
+  a.unsafe_fixes = true;
+  RunResult unsafe = run(dir, a);
+  EXPECT_EQ(testing::read_file(file), "a = tamed\nb = leak.detach()\n");
+  EXPECT_EQ(Json::parse(unsafe.out)["summary"]["fixed"], 1);
+  // Without --fix or --diff nothing is written.
+  dir.write("train.py", "a = risky\n");
+  CheckArgs report_only = args_for({"."});
+  report_only.unsafe_fixes = true;
+  run(dir, report_only);
+  EXPECT_EQ(testing::read_file(file), "a = risky\n");
+}
+
 TEST(CheckCommand, DiffPrintsOnlyTheDiffWritesNothingAndGatesOnUnfixedFindings) {
   TempDir dir;
   std::string original = "import torch\nhistory.append(leak)\n";

@@ -22,7 +22,7 @@ std::vector<std::string> relative_paths(const DiscoveryResult& r, const fs::path
 
 DiscoveryResult discover(const std::vector<std::string>& inputs,
                          std::vector<std::string> excludes = {}, fs::path base = {}) {
-  return discover_files(inputs, {std::move(excludes), std::move(base), {}});
+  return discover_files(inputs, {std::move(excludes), std::move(base), {}, {}});
 }
 
 DiscoveryResult discover_respecting_gitignore(const std::vector<std::string>& inputs) {

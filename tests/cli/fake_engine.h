@@ -36,6 +36,7 @@ inline void add_unused_suppressions(std::string_view text, const rules::CheckOpt
 //   "leak"    TG001 error, safe fix appending ".detach()" (not once already detached)
 //   "slow"    TG004 note, no fix
 //   "breakme" TG005 error whose safe fix writes "SYNTAXERR" (a broken fix)
+//   "risky"   TG014 warning whose only fix, unsafe, writes "tamed"
 // "SYNTAXERR" is a syntax error, a leading "DEEP" too deep a nesting, "# skip-file" skips,
 // a NUL byte makes the file NotText; unused suppressions as add_unused_suppressions says.
 inline void add_word_findings(std::string_view text, std::string_view word, const char* code,
@@ -50,6 +51,8 @@ inline void add_word_findings(std::string_view text, std::string_view word, cons
     uint32_t end = f.range.end;
     if (word == "leak")
       f.fixes = {make_fix("add .detach()", FixSafety::Safe, {{{end, end}, ".detach()"}})};
+    if (word == "risky")
+      f.fixes = {make_fix("tame it", FixSafety::Unsafe, {{f.range, "tamed"}})};
     if (word == "breakme")
       f.fixes = {make_fix("break it", FixSafety::Safe, {{f.range, "SYNTAXERR"}})};
     out.push_back(f);
@@ -74,6 +77,7 @@ inline rules::CheckResult fake_engine(std::string_view text, const rules::CheckO
   add_word_findings(text, "leak", "TG001", Severity::Error, options, r.findings);
   add_word_findings(text, "slow", "TG004", Severity::Note, options, r.findings);
   add_word_findings(text, "breakme", "TG005", Severity::Error, options, r.findings);
+  add_word_findings(text, "risky", "TG014", Severity::Warning, options, r.findings);
   add_unused_suppressions(text, options, r.unused_suppressions);
   return r;
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "server/cli/file_io.h"
 #include "test_support.h"
@@ -81,6 +82,24 @@ TEST(FixApply, UnsafeOnlyFindingsAreLeftAlone) {
   EXPECT_TRUE(plan.applied.empty());
 }
 
+TEST(FixApply, UnsafeFixesAreTakenOnlyWhenAskedAndOnlyWithoutASafeOne) {
+  std::string text = "total += loss\nz = x.softmax(1)\n";
+  Finding unsafe_only = insertion("TG001", 13, ".item()", FixSafety::Unsafe);
+  Finding both = make_finding("TG005", 18, 30,
+                              {make_fix("unsafe first", FixSafety::Unsafe, {{{18, 30}, "1"}}),
+                               make_fix("display", FixSafety::DisplayOnly, {{{18, 30}, "?"}}),
+                               make_fix("safe", FixSafety::Safe, {{{18, 30}, "x"}})});
+  Finding display_only = make_finding(
+      "TG004", 0, 5, {make_fix("display", FixSafety::DisplayOnly, {{{0, 5}, "shown"}})});
+  std::vector<Finding> findings = {unsafe_only, both, display_only};
+  FixPlan safe = plan_safe_fixes(text, findings);
+  EXPECT_EQ(safe.text, "total += loss\nz = x\n");
+  EXPECT_EQ(safe.applied, (std::vector<std::size_t>{1}));
+  FixPlan all = plan_safe_fixes(text, findings, FixScope::SafeAndUnsafe);
+  EXPECT_EQ(all.text, "total += loss.item()\nz = x\n");  // the safe fix still wins for TG005
+  EXPECT_EQ(all.applied, (std::vector<std::size_t>{0, 1}));
+}
+
 TEST(FixApply, MalformedEditsAreNeverApplied) {
   std::string text = "abc\n";
   std::vector<Finding> findings = {
@@ -140,6 +159,101 @@ TEST(FileIo, AtomicWriteToAMissingFileFailsAndCreatesNothing) {
   TempDir dir;
   EXPECT_NE(write_file_atomic(dir.path() / "gone" / "x.py", "new\n"), "");
   EXPECT_FALSE(fs::exists(dir.path() / "gone"));
+}
+
+// Reads `file` as the run does and returns the guard a --fix write of it would carry.
+struct ReadForFix {
+  std::string text;
+  WriteGuard guard;
+  explicit ReadForFix(const fs::path& file, std::vector<fs::path> roots = {}) {
+    ReadResult r = read_source_file(file);
+    text = r.text.value_or("");
+    guard = {text, r.stamp, std::move(roots)};
+  }
+};
+
+TEST(FileIo, AFileEditedAfterItWasReadIsNotOverwritten) {
+  TempDir dir;
+  fs::path file = dir.write("train.py", "old\n");
+  ReadForFix read(file);
+  dir.write("train.py", "the user's edit\n");
+  std::string error = write_file_atomic(file, "fixed\n", read.guard);
+  EXPECT_NE(error.find("changed on disk while preflight checked it"), std::string::npos) << error;
+  EXPECT_EQ(testing::read_file(file), "the user's edit\n");
+  // Same bytes written again (a new inode or mtime): still refused, nothing is lost either way.
+  fs::path other = dir.write("other.py", "same\n");
+  ReadForFix same(other);
+  fs::remove(other);
+  dir.write("other.py", "same\n");
+  EXPECT_NE(write_file_atomic(other, "fixed\n", same.guard), "");
+  EXPECT_EQ(testing::read_file(other), "same\n");
+  // Unchanged: written.
+  fs::path kept = dir.write("kept.py", "old\n");
+  ReadForFix unchanged(kept);
+  EXPECT_EQ(write_file_atomic(kept, "fixed\n", unchanged.guard), "");
+  EXPECT_EQ(testing::read_file(kept), "fixed\n");
+}
+
+TEST(FileIo, AReadOnlyFileIsRefused) {
+  TempDir dir;
+  fs::path file = dir.write("train.py", "old\n");
+  fs::permissions(file, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  ReadForFix read(file);
+  std::string error = write_file_atomic(file, "fixed\n", read.guard);
+  EXPECT_NE(error.find("read-only"), std::string::npos) << error;
+  EXPECT_NE(error.find("black and ruff"), std::string::npos) << error;
+  EXPECT_EQ(testing::read_file(file), "old\n");
+  EXPECT_EQ(fs::status(file).permissions(),
+            fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+}
+
+TEST(FileIo, OwnerAndGroupAreKept) {
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file another owner needs root";
+  TempDir dir;
+  fs::path file = dir.write("train.py", "old\n");
+  ASSERT_EQ(::chown(file.c_str(), 4242, 4343), 0);
+  ReadForFix read(file);
+  ASSERT_EQ(write_file_atomic(file, "fixed\n", read.guard), "");
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 4242u);
+  EXPECT_EQ(st.st_gid, 4343u);
+  EXPECT_EQ(testing::read_file(file), "fixed\n");
+}
+
+// A rename would give the other name the old text and this one the new; writing in place
+// keeps the link but could leave a truncated file if interrupted. Refusing loses nothing.
+TEST(FileIo, AFileWithHardLinksIsRefusedAndBothNamesKeepTheirBytes) {
+  TempDir dir;
+  fs::path file = dir.write("train.py", "old\n");
+  fs::path alias = dir.path() / "alias.py";
+  fs::create_hard_link(file, alias);
+  ReadForFix read(file);
+  std::string error = write_file_atomic(file, "fixed\n", read.guard);
+  EXPECT_NE(error.find("2 hard links"), std::string::npos) << error;
+  EXPECT_EQ(testing::read_file(file), "old\n");
+  EXPECT_EQ(fs::hard_link_count(file), 2u);
+  EXPECT_TRUE(fs::equivalent(file, alias));
+}
+
+TEST(FileIo, APathThatResolvesOutsideTheRootsIsRefused) {
+  TempDir dir;
+  fs::path outside = dir.write("elsewhere/lib.py", "old\n");
+  fs::path inside = dir.write("project/train.py", "old\n");
+  fs::path link = dir.path() / "project" / "lib.py";
+  fs::create_symlink(outside, link);
+  std::vector<fs::path> roots = canonical_roots({(dir.path() / "project").string()});
+  ReadForFix through_link(link, roots);
+  std::string error = write_file_atomic(link, "fixed\n", through_link.guard);
+  EXPECT_NE(error.find("outside the paths given on the command line"), std::string::npos)
+      << error;
+  EXPECT_EQ(testing::read_file(outside), "old\n");
+  ReadForFix own(inside, roots);
+  EXPECT_EQ(write_file_atomic(inside, "fixed\n", own.guard), "");
+  // A file named itself is its own root, wherever its link points.
+  ReadForFix named(link, canonical_roots({link.string()}));
+  EXPECT_EQ(write_file_atomic(link, "fixed\n", named.guard), "");
+  EXPECT_EQ(testing::read_file(outside), "fixed\n");
 }
 
 TEST(FileIo, ReadRefusesFilesOverTheLimit) {

@@ -108,6 +108,17 @@ TEST(TerminalReport, FullFindingWithEvidenceHelpAndFixes) {
             "  fix: use .item() (unsafe, not applied by --fix)\n"
             "  fix: restructure (display-only, not applied by --fix)\n");
 
+  // Without a safe fix, the first unsafe one is what --fix --unsafe-fixes applies.
+  analysis::Finding unsafe_only = make_finding(
+      "TG014", at, at + 6,
+      {make_fix("divide the loss", FixSafety::Unsafe, {{{at, at + 6}, "x"}}),
+       make_fix("use .item()", FixSafety::Unsafe, {{{at, at + 6}, "y"}})});
+  std::string unsafe_lines = render_finding(file, index, unsafe_only, {});
+  EXPECT_NE(unsafe_lines.find("  fix: divide the loss (unsafe, applied by --fix --unsafe-fixes)\n"
+                              "  fix: use .item() (unsafe, not applied by --fix)\n"),
+            std::string::npos)
+      << unsafe_lines;
+
   TerminalOptions quiet;
   quiet.quiet = true;
   std::string q = render_finding(file, index, f, quiet);

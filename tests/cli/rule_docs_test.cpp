@@ -66,11 +66,12 @@ TEST(RuleDocs, ExplainStatesWhatFixDoes) {
     std::size_t at = text.find("\nAutofix:       ");
     return at == std::string::npos ? std::string() : text.substr(at + 16, text.find('\n', at + 1) - at - 16);
   };
-  EXPECT_EQ(autofix_line("TG004"), "unsafe: offered in the editor, never applied by --fix");
-  EXPECT_EQ(autofix_line("TG014"), "unsafe: offered in the editor, never applied by --fix");
+  const char* unsafe_only = "unsafe: offered in the editor, never applied by --fix alone; --fix --unsafe-fixes applies it";
+  EXPECT_EQ(autofix_line("TG004"), unsafe_only);
+  EXPECT_EQ(autofix_line("TG014"), unsafe_only);
   EXPECT_EQ(autofix_line("TG001"),
             "applied by --fix where the fix is proven safe at the site; otherwise offered as "
-            "unsafe in the editor, never applied by --fix");
+            "unsafe in the editor, applied only by --fix --unsafe-fixes");
   EXPECT_EQ(autofix_line("TG005"), "safe: applied by --fix wherever a fix is offered");
   EXPECT_EQ(autofix_line("TG003"), "none: no fix is offered, --fix changes nothing for this rule");
   EXPECT_EQ(autofix_line("PF100"), "none: no fix is offered, --fix changes nothing for this rule");

@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <string>
 
 #include "lsp_client.h"
 #include "rules/engine.h"
+#include "server/cli/file_io.h"
 #include "server/lsp/uri.h"
 
 namespace preflight {
@@ -96,8 +98,10 @@ std::string dense_training_file(int functions) {
 TEST(LspBadInput, ATenMegabyteDocumentIsReportedAndDoesNotBlockOtherDocuments) {
   auto lsp = start({"--analysis-timeout-ms", "1000"});
   lsp.initialize(testing::neovim07_capabilities());
+  // As large as the size cap allows: analysed, and over the time budget.
   std::string big = dense_training_file(1);
-  while (big.size() < 10u * 1024 * 1024) big += dense_training_file(200).substr(13);
+  const std::string chunk = dense_training_file(200).substr(13);
+  while (big.size() + chunk.size() <= server::kMaxSourceBytes) big += chunk;
   lsp.notify("textDocument/didOpen", open_params(kUri, big));
   lsp.notify("textDocument/didOpen", open_params(kUri + ".small.py", kBuggy));
   // The small document's diagnostics do not wait for the big one's analysis.
@@ -105,6 +109,81 @@ TEST(LspBadInput, ATenMegabyteDocumentIsReportedAndDoesNotBlockOtherDocuments) {
   json d = lsp.wait_diagnostics(kUri, 1, 120000);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_TRUE(any_message_contains(d, "too complex to analyze: the analysis ran past its time budget of 1 s")) << d.dump();
+  expect_answers(lsp);
+}
+
+// The server's cap is the CLI's: a larger document is neither parsed nor analysed (a 20 MB
+// didOpen got no answer in 300 s), one diagnostic says why, and an edit that brings it back
+// under the cap analyses it again.
+TEST(LspBadInput, ADocumentOverTheSizeCapIsTooLargeAndNotAnalysed) {
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::string padding = "#" + std::string(server::kMaxSourceBytes - kBuggy.size(), 'x');  // one past the cap
+  const std::string big = kBuggy + padding;
+  const std::string too_large = "preflight did not analyse this file: file too large to analyze (" +
+                                std::to_string(server::kMaxSourceBytes + 1) + " bytes)";
+  lsp.notify("textDocument/didOpen", open_params(kUri, big));
+  json d = lsp.wait_diagnostics(kUri, 1, 60000);
+  ASSERT_EQ(d.size(), 1u) << d.dump().substr(0, 2000);  // no TG001: kBuggy was not analysed
+  EXPECT_EQ(d[0]["message"], too_large);
+  EXPECT_EQ(d[0]["severity"], 3);
+  // Removing the padding line by a range edit: analysed again.
+  const int last_line = 12;  // kBuggy has 12 lines; the padding is the 13th
+  lsp.notify("textDocument/didChange",
+             change_params(kUri, 2, json::array({range_change(last_line, 0, last_line, int(padding.size()), "")})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2, 60000)), fresh_codes(kBuggy));
+  // Growing past the cap by a range edit, then by a whole-text change: too large each time.
+  lsp.notify("textDocument/didChange",
+             change_params(kUri, 3, json::array({range_change(last_line, 0, last_line, 0, padding)})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 3, 60000), json::array({d[0]}));
+  lsp.notify("textDocument/didChange", change_params(kUri, 4, json::array({{{"text", kBuggy}}})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 4, 60000)), fresh_codes(kBuggy));
+  lsp.notify("textDocument/didChange", change_params(kUri, 5, json::array({{{"text", big}}})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 5, 60000), json::array({d[0]}));
+  expect_answers(lsp);
+}
+
+// Pushed diagnostics: a file closed and reopened while its strand is still busy must end
+// with the reopened file's diagnostics, not the empty publish of the close (which the busy
+// strand of the closed document sends last). The busy work is one didChange of many range
+// edits to a large text (each maps positions over the whole text; no cancellation point).
+TEST(LspStale, CloseAndReopenDuringAnAnalysisEndsWithTheNewDiagnostics) {
+  auto lsp = start({"--analysis-timeout-ms", "100"});
+  lsp.initialize(testing::neovim07_capabilities());
+  std::string big = dense_training_file(1);
+  const std::string chunk = dense_training_file(200).substr(13);
+  while (big.size() + chunk.size() <= 8u * 1024 * 1024) big += chunk;
+  json edits = json::array();
+  for (int i = 0; i < 300; ++i) edits.push_back(range_change(1, 0, 1, 0, "#\n"));
+  auto open_and_keep_busy = [&](const std::string& uri) {
+    lsp.notify("textDocument/didOpen", open_params(uri, big));
+    lsp.notify("textDocument/didChange", change_params(uri, 2, edits));
+  };
+  open_and_keep_busy(kUri);
+  lsp.notify("textDocument/didClose", {{"textDocument", {{"uri", kUri}}}});
+  lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy, 7));
+  // The same work on a strand started later: when it is done, so is the closed document's.
+  const std::string witness = kUri + ".witness.py";
+  open_and_keep_busy(witness);
+  std::vector<json> published;  // every publish for kUri, in arrival order
+  bool witness_done = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (int settle = 0; settle < 5 && std::chrono::steady_clock::now() < deadline;) {
+    for (const json& m : lsp.drain(200)) {
+      if (m.value("method", "") != "textDocument/publishDiagnostics") continue;
+      if (m["params"]["uri"] == kUri) published.push_back(m["params"]);
+      if (m["params"]["uri"] == witness && m["params"].value("version", -1) == 2) witness_done = true;
+    }
+    if (witness_done) ++settle;  // then another second for the closed document's strand
+  }
+  ASSERT_TRUE(witness_done);
+  // The close's empty publish may come first; before the fix it came last.
+  ASSERT_FALSE(published.empty());
+  EXPECT_EQ(published.back().value("version", -1), 7) << published.back().dump();
+  EXPECT_EQ(codes_of(published.back()["diagnostics"]), fresh_codes(kBuggy)) << published.back().dump();
+  // And the reopened document is live: an edit still publishes.
+  lsp.notify("textDocument/didChange", change_params(kUri, 8, json::array({{{"text", "import torch\n"}}})));
+  EXPECT_EQ(lsp.wait_diagnostics(kUri, 8, 30000), json::array());
   expect_answers(lsp);
 }
 
@@ -158,6 +237,22 @@ TEST(LspBudget, ADocumentOverTheTimeBudgetIsTooComplexUntilItShrinks) {
   EXPECT_TRUE(any_message_contains(d, "ran past its time budget of 200 ms")) << d.dump();
   lsp.notify("textDocument/didChange", change_params(kUri, 2, json::array({{{"text", "import torch\n"}}})));
   EXPECT_EQ(lsp.wait_diagnostics(kUri, 2, 30000), json::array());
+}
+
+// The parse of an opened document runs inside the budget: a million nested brackets take
+// seconds to parse. Before, the parse ran outside it and the document was reported "too
+// deeply nested" only after the whole parse.
+TEST(LspBudget, TheParseOfAnOpenedDocumentRunsInsideTheBudget) {
+  auto lsp = start({"--analysis-timeout-ms", "200"});
+  lsp.initialize(testing::neovim07_capabilities());
+  const std::string nested = "x = " + std::string(1'000'000, '(') + "1" + std::string(1'000'000, ')') + "\n";
+  lsp.notify("textDocument/didOpen", open_params(kUri, nested));
+  json d = lsp.wait_diagnostics(kUri, 1, 60000);
+  ASSERT_EQ(d.size(), 1u) << d.dump();
+  EXPECT_TRUE(any_message_contains(d, "ran past its time budget of 200 ms")) << d.dump();
+  lsp.notify("textDocument/didChange", change_params(kUri, 2, json::array({{{"text", kBuggy}}})));
+  EXPECT_EQ(codes_of(lsp.wait_diagnostics(kUri, 2, 30000)), fresh_codes(kBuggy));
+  expect_answers(lsp);
 }
 
 // --- edits ---------------------------------------------------------------------------------

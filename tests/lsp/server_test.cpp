@@ -362,6 +362,38 @@ TEST(LspDiagnostics, WorkspaceScanReportsTheFilesItCannotRead) {
   fs::remove_all(root);
 }
 
+// A link out of the workspace folder (to a system Python tree, say) is not followed: it is
+// listed with one information diagnostic, and none of the files behind it are.
+TEST(LspDiagnostics, WorkspaceScanDoesNotLeaveTheFolderThroughLinks) {
+  fs::path base = fs::temp_directory_path() / ("pf-lsp-ws-link-" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  fs::path root = base / "ws", elsewhere = base / "elsewhere";
+  fs::create_directories(root / "src");
+  fs::create_directories(elsewhere / "pkg");
+  std::ofstream(root / "src" / "train.py") << kBuggy;
+  std::ofstream(elsewhere / "pkg" / "lib.py") << kBuggy;
+  std::ofstream(elsewhere / "single.py") << kBuggy;
+  fs::create_directory_symlink(elsewhere, root / "site");
+  fs::create_symlink(elsewhere / "single.py", root / "single.py");
+  auto lsp = start();
+  lsp.initialize(testing::vscode_capabilities(), {{"workspaceFolders", {{{"uri", lsp::path_to_uri(root)}, {"name", "ws"}}}}});
+  json r = lsp.request("workspace/diagnostic", {{"previousResultIds", json::array()}})["result"];
+  std::map<std::string, json> by_uri;
+  for (const json& report : r["items"]) by_uri[report["uri"]] = report;
+  EXPECT_EQ(by_uri.size(), 3u) << r.dump(2);  // train.py and the two links
+  EXPECT_TRUE(by_uri.count(lsp::path_to_uri(root / "src" / "train.py"))) << r.dump(2);
+  for (const char* link : {"site", "single.py"}) {
+    const std::string uri = lsp::path_to_uri(root / link);
+    ASSERT_TRUE(by_uri.count(uri)) << link << r.dump(2);
+    ASSERT_EQ(by_uri[uri]["items"].size(), 1u);
+    EXPECT_EQ(by_uri[uri]["items"][0]["severity"], 3);
+    EXPECT_NE(by_uri[uri]["items"][0]["message"].get<std::string>().find("outside the workspace folder"),
+              std::string::npos) << by_uri[uri].dump();
+  }
+  for (const auto& [uri, report] : by_uri) EXPECT_EQ(uri.find("lib.py"), std::string::npos) << uri;
+  fs::remove_all(base);
+}
+
 // --- code actions -------------------------------------------------------------------------
 
 TEST(LspCodeActions, QuickFixEditsApplyAndTheRecheckIsClean) {
