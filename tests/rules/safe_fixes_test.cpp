@@ -56,7 +56,7 @@ std::string check_safe_fixes(const std::string& text) {
       bool consumed = f.category == Category::PerformanceWarn;
       for (const TextEdit& e : fix.edits) {
         if (!e.replacement.ends_with(".detach()")) continue;
-        TSNode expr = expression_ending_at(tree.root(), e.range.begin);
+        TSNode expr = expression_ending_at(tree.root(), e.range.end);  // an insertion (begin == end) or `(a * b).detach()` replacing `a * b`
         const Value* v = ts_node_is_null(expr) ? nullptr : prov.value_of(expr);
         if (!v || !v->tensor() || !(v->proven() || v->consumed || consumed))
           problems += "safe .detach() on `" + std::string(ts_node_is_null(expr) ? "?" : text_of(expr, text)) +
