@@ -164,6 +164,10 @@ struct Provenance::Interpreter {
   Env env;
   bool grad_enabled = true;
   std::unordered_map<std::string, TSNode> backwarded;  // names `.backward()`ed in this unit
+  // Modules frozen in this unit (`G.eval().requires_grad_(False)`, `G = copy(G).requires_grad_(False)`):
+  // their forward records a graph only through its inputs. Kept in statement order; a
+  // rebinding to anything not built from the module itself thaws the name.
+  std::unordered_map<std::string, TSNode> frozen;
 
   Interpreter(Provenance& prov, int unit_scope, Summary& s)
       : p(prov), m(prov.model_), src(m.source()), scope(unit_scope), summary(s) {}
@@ -320,6 +324,44 @@ struct Provenance::Interpreter {
     });
   }
 
+  // The `.requires_grad_(False)` link of a method chain (`G.eval().requires_grad_(False).to(d)`).
+  TSNode freezing_link(TSNode call) const {
+    for (TSNode c = unparenthesize(call); is(c, k.call);) {
+      TSNode callee = field(c, k.f_function);
+      if (!is(callee, k.attribute)) return TSNode{};
+      if (text_of(field(callee, k.f_attribute), src) == "requires_grad_" && is(positional_arg(c, 0), k.false_))
+        return c;
+      c = unparenthesize(field(callee, k.f_object));
+    }
+    return TSNode{};
+  }
+
+  // The name a method chain starts from (`G` in `G.eval().to(d)`), through calls that hand
+  // the module back (`copy.deepcopy(G)` too).
+  std::optional<std::string> chain_root(TSNode e) const {
+    e = unparenthesize(e);
+    while (is(e, k.call)) {
+      TSNode callee = field(e, k.f_function);
+      if (is(callee, k.attribute) && is(unparenthesize(field(callee, k.f_object)), k.call)) {
+        e = unparenthesize(field(callee, k.f_object));
+        continue;
+      }
+      if (is(callee, k.attribute) && !names::keeps_module(text_of(field(callee, k.f_attribute), src)) &&
+          text_of(field(callee, k.f_attribute), src) != "requires_grad_") {
+        std::string_view leaf = text_of(field(callee, k.f_attribute), src);
+        if (leaf != "deepcopy") return std::nullopt;
+        e = unparenthesize(positional_arg(e, 0));  // copy.deepcopy(G)
+        continue;
+      }
+      if (is(callee, k.attribute)) {
+        e = unparenthesize(field(callee, k.f_object));
+        continue;
+      }
+      return std::nullopt;
+    }
+    return dotted_name(e, src);
+  }
+
   void do_expression(TSNode e) {
     eval(e);
     TSNode call = unparenthesize(e);
@@ -334,6 +376,8 @@ struct Provenance::Interpreter {
         env[*d] = Value::graph_of(node(call, code(text_of(call, src)) + " makes it require gradients"), Type::Tensor);
     }
     if (leaf == "backward") mark_consumed(call);
+    if (TSNode freeze = freezing_link(call); !is_null(freeze))
+      if (auto root = chain_root(call)) frozen[*root] = freeze;
     if (is(callee, k.attribute) && is_store_method(leaf)) {
       // `c.append(v)`: the container now holds whatever v holds.
       if (auto d = dotted_name(field(callee, k.f_object), src)) {
@@ -523,6 +567,10 @@ struct Provenance::Interpreter {
   }
 
   void bind_name(const std::string& name, TSNode target, TSNode right, Value v) {
+    if (!is_null(right)) {
+      if (TSNode freeze = freezing_link(right); !is_null(freeze)) frozen[name] = freeze;
+      else if (frozen.count(name) && !mentions(right, name)) frozen.erase(name);
+    }
     if (!grad_enabled) v = Value::free();
     bool from_call = is(unparenthesize(right), k.call);
     if (v.graph == Graph::Unknown) {
@@ -540,6 +588,17 @@ struct Provenance::Interpreter {
     env[name] = v;
     auto [slot, fresh] = summary.bound.try_emplace(name, v);
     if (!fresh) slot->second = join(slot->second, v);
+  }
+
+  // `sampler = torch.jit.trace(sampler, ...)`: the right side is built from `name` itself.
+  bool mentions(TSNode n, std::string_view name) const {
+    if (is(n, k.identifier) || is(n, k.attribute)) {
+      auto d = dotted_name(n, src);
+      if (d && *d == name) return true;
+    }
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || mentions(c, name); });
+    return found;
   }
 
   // A call whose result the analysis cannot derive from what it sees: a function or method
@@ -628,11 +687,36 @@ struct Provenance::Interpreter {
   void walk_for(TSNode s) {
     Value it = eval(field(s, k.f_right));
     TSNode left = field(s, k.f_left);
+    freeze_by_parameter_loop(s);
     fixpoint([&] {
       bind_loop_target(left, it);
       walk_block(field(s, k.f_body));
     });
     if (TSNode alt = field(s, k.f_alternative); !is_null(alt)) walk_block(field(alt, k.f_body));
+  }
+
+  // `for p in G.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`) as the
+  // loop's whole purpose: every parameter of `G` is frozen.
+  void freeze_by_parameter_loop(TSNode s) {
+    TSNode iter = unparenthesize(field(s, k.f_right));
+    TSNode left = field(s, k.f_left);
+    if (!is(iter, k.call) || !is(left, k.identifier)) return;
+    TSNode callee = field(iter, k.f_function);
+    if (!is(callee, k.attribute) || text_of(field(callee, k.f_attribute), src) != "parameters") return;
+    auto owner = dotted_name(field(callee, k.f_object), src);
+    TSNode body = field(s, k.f_body);
+    if (!owner || is_null(body) || ts_node_named_child_count(body) != 1) return;
+    TSNode stmt = ts_node_named_child(body, 0);
+    TSNode e = is(stmt, k.expression_statement) ? ts_node_named_child(stmt, 0) : TSNode{};
+    std::string param(text_of(left, src));
+    bool freezes = false;
+    if (is(e, k.assignment)) {
+      TSNode l = field(e, k.f_left);
+      freezes = is(l, k.attribute) && text_of(l, src) == param + ".requires_grad" && is(field(e, k.f_right), k.false_);
+    } else if (is(e, k.call)) {
+      freezes = text_of(field(e, k.f_function), src) == param + ".requires_grad_" && is(positional_arg(e, 0), k.false_);
+    }
+    if (freezes) frozen[*owner] = stmt;
   }
 
   void bind_loop_target(TSNode left, const Value& it) {
@@ -1005,7 +1089,14 @@ struct Provenance::Interpreter {
     return ": `" + std::string(dotted) + "` is named like a loss function (naming heuristic)";
   }
 
-  Value forward_pass(TSNode call, std::string_view model_name) {
+  Value forward_pass(TSNode call, std::string_view model_name, const Value& args) {
+    if (auto it = frozen.find(std::string(model_name)); it != frozen.end()) {
+      // No parameter requires gradients: only graph-carrying inputs give the output a graph.
+      if (args.graph == Graph::Free) return Value::free(Type::Tensors);
+      if (!args.has_graph()) return Value::unknown();
+      return with_step(args, call, code(text_of(call, src)) + " runs a frozen module (" +
+                                       code(text_of(it->second, src)) + ") on graph-carrying inputs");
+    }
     bool bound = m.kind_of(model_name, scope) == ValueKind::Model;
     std::string reason = bound ? "`" + std::string(model_name) + "` is bound to a model"
                                : "`" + std::string(model_name) + "` is named like a model (naming heuristic)";
@@ -1087,7 +1178,7 @@ struct Provenance::Interpreter {
   // arguments is assumed to keep them (a stats namedtuple), which is a guess: weak.
   Value construct(TSNode call, std::string_view qualified, const Value& args) {
     if (qualified.starts_with("torch.") || args.graph == Graph::Free) return Value::free(Type::Object);
-    if (!args.has_graph()) return Value{Graph::Unknown, false, nullptr, Type::Object};
+    if (!args.has_graph()) return Value::unknown(Type::Object);
     Value v = with_step(args, call, code(text_of(call, src)) + " is assumed to keep its arguments (a class not defined here)");
     v.type = Type::Tensors;
     v.weak = v.why;
@@ -1119,10 +1210,10 @@ struct Provenance::Interpreter {
       return loss_call(call, args, ": `." + std::string(m_name) + "` is named like a loss (naming heuristic)");
     if (names::is_module_bookkeeping(m_name)) return Value::free();
     if (recv_dotted && m.is_model(*recv_dotted, scope)) {
-      if (m_name == "forward" || m_name == "__call__") return forward_pass(call, *recv_dotted);
+      if (m_name == "forward" || m_name == "__call__") return forward_pass(call, *recv_dotted, args);
       if (m_name == "generate") return Value::free();  // decoding runs under no_grad
     }
-    if (full && m.is_model(*full, scope)) return forward_pass(call, *full);  // self.model(x), self.encoder(h)
+    if (full && m.is_model(*full, scope)) return forward_pass(call, *full, args);  // self.model(x), self.encoder(h)
     if (full && m.is_criterion(*full, scope)) return loss_call(call, args, criterion_weakness(*full));
     if (int f = local_function(call); f >= 0 && recv_dotted && *recv_dotted == "self")
       return helper_result(call, f, args);
@@ -1209,14 +1300,14 @@ struct Provenance::Interpreter {
     if (names::is_detaching_builtin(name)) return Value::free(Type::Number);
     if (names::is_non_differentiable(name)) return Value::free();
     if (m.is_model(name, scope) && !m.functions_named(name) && m.class_named(name) < 0)
-      return forward_pass(call, name);
+      return forward_pass(call, name, args);
     if (m.is_criterion(name, scope)) return loss_call(call, args, criterion_weakness(name));
     if (names::is_functional_loss(name) && !m.import_of(name))
       return loss_call(call, args, ": `" + name + "` is named like a loss function (naming heuristic)");
     // Constructing a class of this file: an object. Given graph-carrying (or unknown)
     // arguments it may keep them (a dataclass of logits), so its graph is not known to be free.
     if (m.class_named(name) >= 0)
-      return args.graph == Graph::Free ? Value::free(Type::Object) : Value{Graph::Unknown, false, nullptr, Type::Object};
+      return args.graph == Graph::Free ? Value::free(Type::Object) : Value::unknown(Type::Object);
     if (int f = local_function(call); f >= 0) return helper_result(call, f, args);
     if (names::is_propagating_builtin(name)) {
       Value v = args;  // sum(losses) holds tensors; list(x), zip(a, b) are containers

@@ -163,13 +163,21 @@ struct Checker final : RuleCheck {
       return;
     }
     auto model_name = forward_target(call, st.scope);
-    if (!model_name || no_grad_at(call)) return;
+    if (!model_name || no_grad_at(call) || records_no_graph(call)) return;
     TSNode loop_iterable = eval_loop_iterable(st);
     bool eval_named = unit.function >= 0 &&
                       names::is_evaluation_function_name(ctx.model.functions()[unit.function].name);
     TSNode eval_call = eval_mode_of(unit, *model_name);
     if (eval_named || !is_null(eval_call) || !is_null(loop_iterable))
       unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call)});
+  }
+
+  // The forward of a frozen module (`G.eval().requires_grad_(False)`): a graph only through
+  // inputs that carry one, which provenance does not show, so nothing is shown for no_grad to
+  // save. (Every other forward the interpreter reached has a graph.)
+  bool records_no_graph(TSNode call) const {
+    const Value* v = ctx.provenance.value_of(call);
+    return v && !v->has_graph();
   }
 
   // Autograd is off where `n` runs: the provenance says so, or `n` sits in a lambda written
