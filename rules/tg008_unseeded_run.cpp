@@ -14,7 +14,10 @@
 // `launch*(seed=...)`) that is not a
 // function of this file (a local `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
 // generator; `np.random.default_rng()` without a seed seeds nothing and its draws count as
-// unseeded NumPy draws (TG008-N07).
+// unseeded NumPy draws (TG008-N07). A torch draw with `device=` other than the CPU comes from
+// the device generators, which a CUDA seed (`torch.cuda.manual_seed*`, DeepSpeed's
+// `get_accelerator().manual_seed*`) covers (TG008-NX20, PX20); so is a `*_like(t)` draw, which
+// takes t's device.
 #include <array>
 
 #include "analysis/local_calls.h"
@@ -64,6 +67,9 @@ struct Checker final : RuleCheck {
   TSNode seeds_everything{};
   std::array<TSNode, kGenCount> first_draw{}, seeded{};
   TSNode cuda_seed{};  // torch.cuda.manual_seed[_all]: CUDA generators only
+  // The first torch draw with `device=` other than the CPU, or a `*_like(t)` draw, which
+  // takes t's device (not shown to be the CPU).
+  TSNode first_device_draw{};
   std::vector<char> training_function;
 
   explicit Checker(const RuleContext& c) : ctx(c) { mark_training_functions(); }
@@ -115,6 +121,10 @@ struct Checker final : RuleCheck {
       if (is_null(seeds_everything)) seeds_everything = call;
       return;
     }
+    if (seeds_the_accelerator(callee, leaf)) {
+      if (is_null(cuda_seed)) cuda_seed = call;
+      return;
+    }
     if (!q) return;
     if (in(kSeedingLaunchers, *q) && !is_null(keyword_arg(call, "seed", ctx.source))) {
       if (is_null(seeds_everything)) seeds_everything = call;
@@ -123,7 +133,28 @@ struct Checker final : RuleCheck {
     if (record_seed(call, *q, leaf)) return;
     if (!is_null(keyword_arg(call, "generator", ctx.source)) || !part_of_training(st.scope)) return;
     int gen = generator_of(callee, *q, leaf, st.scope);
+    if (gen == kTorch && (on_a_device(call) || leaf.ends_with("_like"))) {
+      if (is_null(first_device_draw)) first_device_draw = call;  // seeded by a CUDA seed
+      return;
+    }
     if (gen >= 0 && is_null(first_draw[gen])) first_draw[gen] = call;
+  }
+
+  // DeepSpeed's `get_accelerator().manual_seed(s)` / `manual_seed_all(s)` seeds the device
+  // generators, as torch.cuda.manual_seed does (read by the accessor's name).
+  bool seeds_the_accelerator(TSNode callee, std::string_view leaf) const {
+    if ((leaf != "manual_seed" && leaf != "manual_seed_all") || !is(callee, k.attribute)) return false;
+    TSNode recv = unparenthesize(field(callee, k.f_object));
+    return is(recv, k.call) && ctx.model.callee_leaf(recv) == "get_accelerator";
+  }
+
+  // `torch.randn(..., device=dev)` with `dev` not the CPU: drawn from the device's generator,
+  // which `torch.cuda.manual_seed` (or an accelerator's) seeds.
+  bool on_a_device(TSNode call) const {
+    TSNode dev = keyword_arg(call, "device", ctx.source);
+    if (is_null(dev)) return false;
+    std::string_view t = text_of(dev, ctx.source);
+    return t.find("cpu") == std::string_view::npos;
   }
 
   bool record_seed(TSNode call, std::string_view q, std::string_view leaf) {
@@ -188,6 +219,7 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG008 lightning", lightning);
     note_context(facts, "TG008 seeds everything", seeds_everything);
     note_context(facts, "TG008 CUDA seed", cuda_seed);
+    note_context(facts, "TG008 device draw", first_device_draw);
     for (int g = 0; g < kGenCount; ++g) {
       note_context(facts, "TG008 draw " + std::to_string(g), first_draw[g]);
       note_context(facts, "TG008 seeded " + std::to_string(g), seeded[g]);
@@ -196,6 +228,10 @@ struct Checker final : RuleCheck {
 
   void finish(std::vector<Finding>& out) override {
     if (!trains) return;
+    // A draw on a device is unseeded unless a CUDA seed covers it.
+    if (!is_null(first_device_draw) && is_null(cuda_seed) &&
+        (is_null(first_draw[kTorch]) || ts_node_start_byte(first_device_draw) < ts_node_start_byte(first_draw[kTorch])))
+      first_draw[kTorch] = first_device_draw;
     std::vector<int> missing, have;
     for (int g = 0; g < kGenCount; ++g) {
       if (!is_null(seeded[g])) have.push_back(g);
