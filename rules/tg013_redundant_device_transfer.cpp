@@ -14,10 +14,12 @@
 // variable of a loop over a literal list of configurations (`if device == "cuda":`);
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
+// a loop that runs once (`for _ in range(1)`, TG013-NX31);
 // tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes).
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -180,8 +182,22 @@ struct Checker final : RuleCheck {
            ts_node_end_byte(n) <= ts_node_end_byte(right);
   }
 
+  // `for _ in range(1):` runs its body once: no pass repeats the copy.
+  bool single_pass(TSNode loop) const {
+    if (!is(loop, k.for_statement)) return false;
+    TSNode it = unparenthesize(field(loop, k.f_right));
+    if (!is(it, k.call) || text_of(field(it, k.f_function), ctx.source) != "range") return false;
+    TSNode args = field(it, k.f_arguments);
+    uint32_t n = ts_node_named_child_count(args);
+    auto literal = [&](TSNode a, std::string_view v) { return is(a, k.integer) && text_of(a, ctx.source) == v; };
+    if (n == 1) return literal(ts_node_named_child(args, 0), "1") || literal(ts_node_named_child(args, 0), "0");
+    if (n == 2) return literal(ts_node_named_child(args, 0), "0") && literal(ts_node_named_child(args, 1), "1");
+    return false;
+  }
+
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || st.loops.empty()) return;
+    if (std::all_of(st.loops.begin(), st.loops.end(), [&](const LoopFrame& l) { return single_pass(l.node); })) return;
     TSNode callee = field(n, k.f_function);
     if (!is(callee, k.attribute)) return;
     if (in_iterable_of(st.innermost_loop()->node, n)) return;  // `for x in [t.to(dev)]`: evaluated once
