@@ -16,7 +16,8 @@ Per edit it records
     /proc/PID/task/*/schedstat (nanoseconds; /proc/PID/stat's utime + stime tick at 10 ms,
     too coarse for one edit, and is printed as a cross-check of the total);
   - the path the server took, from its debug log (`--log-level debug` on stderr):
-    "v7: 0 findings in 812 us (3 of 214 units re-analysed; whole file: <reason>)".
+    "v7: 0 findings in 812 us (3 of 214 units re-analysed; whole file: <reason>)", or
+    "...; syntax errors: the last good findings kept)" for a text that does not parse.
 It also times `preflight check FILE` from scratch (wall and CPU of the child, median of
 --scratch-runs runs) and the server's didOpen of the file. Python standard library only.
 """
@@ -43,7 +44,8 @@ TYPED = [
     (1, "raise RuntimeError(f\"gradient norm {grad_norm} at step {step}\")"),
 ]
 
-LOG_LINE = re.compile(r" v(\d+): (\d+) findings in (\d+) us \((\d+) of (\d+) units re-analysed(?:; whole file: (.*))?\)\s*$")
+LOG_LINE = re.compile(r" v(\d+): (\d+) findings in (\d+) us \((\d+) of (\d+) units re-analysed"
+                      r"(?:; whole file: (.*?))?(; syntax errors: the last good findings kept)?\)\s*$")
 
 
 def percentile(values, q):
@@ -87,7 +89,8 @@ class Server:
         self.proc = subprocess.Popen([exe, "lsp", "--debounce-ms", str(debounce_ms), "--log-level", "debug"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
-        self.analyses = {}  # version -> (findings, micros, reanalysed, units, whole-file reason or "")
+        # version -> (findings, micros, reanalysed, units, whole-file reason or "", last good findings kept)
+        self.analyses = {}
         self.log_tail = []
         self.reader = threading.Thread(target=self._read_log, daemon=True)
         self.reader.start()
@@ -99,7 +102,7 @@ class Server:
             if m:
                 version = int(m.group(1))
                 self.analyses[version] = (int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
-                                          m.group(6) or "")
+                                          m.group(6) or "", bool(m.group(7)))
             else:
                 self.log_tail = (self.log_tail + [line.rstrip()])[-20:]
 
@@ -241,6 +244,7 @@ def run(args):
         if v in server.analyses and server.analyses[v][4]:
             reasons[server.analyses[v][4]] = reasons.get(server.analyses[v][4], 0) + 1
     whole = sum(reasons.values())
+    kept = sum(1 for v in versions if v in server.analyses and server.analyses[v][5])
     analysis_us = [server.analyses[v][1] / 1000 for v in versions if v in server.analyses]
     reanalysed = [server.analyses[v][2] for v in versions if v in server.analyses]
     units = [server.analyses[v][3] for v in versions if v in server.analyses]
@@ -259,6 +263,7 @@ def run(args):
         "units_reanalysed_mean": statistics.mean(reanalysed) if reanalysed else None,
         "units_mean": statistics.mean(units) if units else None,
         "whole_file": {"count": whole, "share": whole / len(edits), "reasons": reasons},
+        "kept_while_broken": kept,
         "log_lines_missing": len(missing),
         "open": {"wall_ms": open_wall, "server_cpu_ms": open_cpu},
         "check_from_scratch": {"runs": args.scratch_runs, "wall_ms": scratch_wall, "cpu_ms": scratch_cpu},
@@ -284,6 +289,8 @@ def print_report(f):
     print(f"  whole-file checks    {wf['count']} of {f['edits']} edits ({100 * wf['share']:.1f} %)")
     for reason, n in sorted(wf["reasons"].items(), key=lambda kv: -kv[1]):
         print(f"    {n:4d}  {reason}")
+    if f["kept_while_broken"]:
+        print(f"  text with syntax errors, the last good findings kept (no analysis): {f['kept_while_broken']} edits")
     if f["log_lines_missing"]:
         print(f"  ({f['log_lines_missing']} edits had no analysis line in the server's log)")
     s = f["check_from_scratch"]
