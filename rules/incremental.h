@@ -13,7 +13,7 @@
 //   2. affected: dirty units plus every unit that reads, transitively, a name a dirty or
 //      removed unit defines (its findings may change);
 //   3. the slice: the affected units, the units holding the last check's context facts and
-//      those that feed file-wide facts (imports, `.backward()` calls), closed under "reads"
+//      the imports (the module model's unplaced answers read them), closed under "reads"
 //      (so every unit in it is analysed with everything it names) and, for module code,
 //      under "comes after" (module-level statements run in order);
 //   4. the slice is parsed on its own, every other byte blanked (same offsets, same lines),
