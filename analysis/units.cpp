@@ -37,7 +37,6 @@ struct FactWalk {
       if (!is_null(attr)) {
         out.attribute_uses.emplace_back(text_of(attr, src));
         if (is(object, k.identifier) && text_of(object, src) == "self") out.attributes.emplace_back(text_of(attr, src));
-        if (text_of(attr, src) == "backward") out.pinned = true;
       }
     } else if (s == k.import_statement || s == k.import_from_statement) {
       out.pinned = true;

@@ -15,7 +15,11 @@
 // that B keeps on `self`. Whatever can flow from one unit to
 // another without a name — the file-wide facts some rules collect (the file targets CUDA, a
 // framework is in use, the first unseeded draw) — is not modelled here: the engine reports
-// those as context facts and the incremental check compares them (rules/engine.h).
+// those as context facts and the incremental check compares them (rules/engine.h). Only
+// imports are pinned into every slice (the module model's unplaced answers read them all). A
+// `.backward()` call is not: a slice that misses the one a fact rests on finds another fact
+// (or none) and takes the whole file, so pinning it bought no soundness, and it put every
+// training loop of a script into every slice.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +37,7 @@ struct UnitFacts {
   ByteRange range;                   // first statement's start to last statement's end
   TSPoint start{};                   // the point of range.begin
   bool module_code = false;          // holds a statement that is not a def or a class
-  bool pinned = false;               // an import or a `.backward()` call: feeds file-wide facts
+  bool pinned = false;               // an import: feeds the module model's file-wide answers
   std::vector<std::string> defines;     // sorted, unique
   std::vector<std::string> uses;        // sorted, unique: free names and `self.<name>`
   std::vector<std::string> attributes;  // sorted, unique: `self.<name>` anywhere in the unit

@@ -247,6 +247,7 @@ struct InProcessFigures {
   Samples edit_and_check, reparse_only;
   size_t incremental_parses = 0, region_parses = 0;
   size_t sliced = 0, units_reanalysed = 0, units_total = 0;
+  size_t kept_while_broken = 0;  // text with syntax errors: the last good findings kept
   std::map<std::string, size_t> whole_file_because;
   std::vector<double> from_scratch;  // check_source of the whole text
   std::vector<double> parse_from_scratch;  // a fresh parse of it, against edit()'s reparse
@@ -269,6 +270,7 @@ InProcessFigures in_process(const Options& o, const std::string& text, const std
     if (stats.incremental_parse) ++f.incremental_parses;
     if (stats.region_parse) ++f.region_parses;
     if (stats.sliced) ++f.sliced;
+    else if (stats.kept_while_broken) ++f.kept_while_broken;
     else ++f.whole_file_because[stats.whole_file_because];
     f.units_reanalysed += stats.reanalysed;
     f.units_total += stats.units;
@@ -314,6 +316,9 @@ void report(const std::string& label, const std::string& text, const std::vector
               "  re-analysed per check on average\n",
               p.sliced, script.size(), static_cast<double>(p.units_reanalysed) / std::max<size_t>(1, script.size()),
               static_cast<double>(p.units_total) / std::max<size_t>(1, script.size()));
+  if (p.kept_while_broken)
+    std::printf("  %zu checks of text with syntax errors kept the last good findings (no analysis)\n",
+                p.kept_while_broken);
   for (const auto& [why, n] : p.whole_file_because) std::printf("  the whole file %zu times: %s\n", n, why.c_str());
   std::printf("\n");
   std::printf("ratios (this run):\n");

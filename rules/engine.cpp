@@ -176,26 +176,44 @@ CheckResult check_parsed(std::string_view text, const SyntaxTree& tree, const Ch
   return check_parsed_root(text, tree.root(), options, interrupt, context);
 }
 
-CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOptions& options,
-                              const Interrupt* interrupt, std::vector<ContextFact>* context) {
-  CheckResult result;
-  LineIndex lines(text);
-  Suppressions suppressions = scan_suppressions(root, text, lines);
+namespace {
+
+// Everything check_parsed_root decides before a rule runs: skip-file, the syntax errors, the
+// depth and size guards. True when the analysis is to run.
+bool screen(TSNode root, const CheckOptions& options, const Suppressions& suppressions, CheckResult& result) {
   if (suppressions.skip_file) {
     result.status = FileStatus::SkippedFile;
-    return result;
+    return false;
   }
   SyntaxErrorSummary errors = find_syntax_errors(root);
   if (errors.count > 0) result.syntax_errors.push_back({errors.first, "syntax error"});
   if (suppressions.max_depth > kMaxDepth) {
     result.syntax_errors.push_back({range_of(root), "too deeply nested to analyze"});
-    return result;
+    return false;
   }
   if (suppressions.node_count > options.max_nodes) {
     refuse_as_too_complex(result, "too complex to analyze: " + std::to_string(suppressions.node_count) +
                                       " syntax nodes, over the limit of " + std::to_string(options.max_nodes));
-    return result;
+    return false;
   }
+  return true;
+}
+
+}  // namespace
+
+CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable) {
+  CheckResult result;
+  LineIndex lines(text);
+  analysable = screen(root, options, scan_suppressions(root, text, lines), result);
+  return result;
+}
+
+CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOptions& options,
+                              const Interrupt* interrupt, std::vector<ContextFact>* context) {
+  CheckResult result;
+  LineIndex lines(text);
+  Suppressions suppressions = scan_suppressions(root, text, lines);
+  if (!screen(root, options, suppressions, result)) return result;
   try {
     analyze(text, root, options, lines, suppressions, interrupt, result, context);
   } catch (const AnalysisInterrupted& stop) {

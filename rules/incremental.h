@@ -13,16 +13,32 @@
 //   2. affected: dirty units plus every unit that reads, transitively, a name a dirty or
 //      removed unit defines (its findings may change);
 //   3. the slice: the affected units, the units holding the last check's context facts and
-//      those that feed file-wide facts (imports, `.backward()` calls), closed under "reads"
+//      the imports (the module model's unplaced answers read them), closed under "reads"
 //      (so every unit in it is analysed with everything it names) and, for module code,
 //      under "comes after" (module-level statements run in order);
 //   4. the slice is parsed on its own, every other byte blanked (same offsets, same lines),
 //      and checked by the same pipeline over the full text;
 //   5. the slice's context facts must equal the last ones, moved by the edit: otherwise the
 //      edit changed a file-wide fact and the whole file is checked.
-// Anything unusual (syntax errors, a TG010 target, a status other than Analyzed, a slice that
-// does not parse cleanly, a cached range the edit overlaps, a slice over half the file) takes
-// the whole-file path. The differential test holds both paths to check_source.
+// Anything unusual (a TG010 target, a status other than Analyzed, a slice that does not parse
+// cleanly, a cached range the edit overlaps, a slice over half the file) takes the whole-file
+// path. The differential test holds both paths to check_source.
+//
+// Text that does not parse is the normal state while typing, and error recovery can reshape
+// code far from the error (an open bracket swallows the lines after it). So while the text
+// has syntax errors and an earlier check of this document parsed (the "last good" check,
+// same options, no TG010 target), check() neither analyses it nor parses it afresh. The result
+// is what check_source reports before any rule runs, read from the kept tree reparsed against
+// the edits (one syntax error, placed where that reparse puts the first one, which may differ
+// from a fresh parse's place; the server does not publish parser errors), plus the findings,
+// silences and unused suppressions of the last good check, moved by the edits since, except
+// those of the top-level units the edits touched (an edit on any line of a unit touches it)
+// and any a range of which the edits overlap. Those come back, analysed, once the text parses
+// again: the next parseable text is sliced against the last good check and equals
+// check_source again. This trusts an incremental reparse to show an error only where a fresh
+// parse shows one too (the differential tests hold it); a text check_source would not analyse
+// (skip-file, the depth or size guard) is checked whole. Stats::kept_while_broken says this
+// path was taken; tests/incremental_oracle.h computes the same result from check_source.
 #pragma once
 
 #include <cstddef>
@@ -68,6 +84,7 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
     std::string whole_file_because;  // when not sliced after an edit: why
     bool incremental_parse = false;  // the tree came from reparsing an edited tree
     bool region_parse = false;       // only the edited region was parsed (no whole tree)
+    bool kept_while_broken = false;  // the text has syntax errors: the last good findings kept
   };
   const Stats& last_stats() const;  // of the last check()
 
@@ -85,6 +102,9 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
   std::optional<CheckResult> check_slice(const CheckOptions& options, const analysis::Interrupt& interrupt,
                                          std::vector<analysis::UnitFacts>& units,
                                          std::vector<analysis::ContextFact>& context);
+  // The result for a text with syntax errors after the last good check (header comment):
+  // `screened` (check_syntax_only) plus the last good items the edits left alone.
+  CheckResult kept_while_broken(CheckResult screened) const;
 
   // The tree of the whole text, reparsed (against its recorded edits) only when a check
   // needs it: a check that can slice reads the units of the edited region from a parse of
@@ -92,6 +112,9 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
   // Parsing polls `interrupt`; interrupted, it throws AnalysisInterrupted and the next call
   // parses again.
   const analysis::SyntaxTree& tree(const analysis::Interrupt& interrupt);
+  // The kept tree reparsed against its recorded edits, errors or not (tree() parses a text
+  // with errors afresh).
+  const analysis::SyntaxTree& reparsed_tree(const analysis::Interrupt& interrupt);
 
   std::string text_;
   std::string parsed_;  // parse_view(text_): what the tree was parsed from
@@ -102,7 +125,15 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
   bool tree_unparsed_ = false;
   bool tree_stale_ = false;      // edits recorded on tree_ but not reparsed
   bool tree_from_edit_ = false;  // reparsed incrementally since the last from-scratch parse
-  std::optional<Previous> previous_;
+  std::optional<Previous> previous_;  // the last good check while the text does not parse
+  // The last check of a text with syntax errors that kept the last good findings (its text,
+  // options and result), so that an unchanged text is not checked again.
+  struct Broken {
+    std::string text;
+    CheckOptions options;
+    CheckResult result;
+  };
+  std::optional<Broken> broken_;
   double max_slice_share_;
   Stats stats_;
 };

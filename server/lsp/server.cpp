@@ -888,9 +888,10 @@ struct LanguageServer::Impl {
                                               std::move(*result), doc.settings, *caps);
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
     const auto& stats = doc.analysis->last_stats();
-    options.log->debug("{} v{}: {} findings in {} us ({} of {} units re-analysed{}{})", doc.uri, version,
+    options.log->debug("{} v{}: {} findings in {} us ({} of {} units re-analysed{}{}{})", doc.uri, version,
                        doc.snapshot->result.findings.size(), micros, stats.reanalysed, stats.units,
-                       stats.whole_file_because.empty() ? "" : "; whole file: ", stats.whole_file_because);
+                       stats.whole_file_because.empty() ? "" : "; whole file: ", stats.whole_file_because,
+                       stats.kept_while_broken ? "; syntax errors: the last good findings kept" : "");
     publish(doc);
   }
 

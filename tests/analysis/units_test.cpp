@@ -76,7 +76,7 @@ TEST(Units, ModuleCodeDefinesEveryNameItMentionsAndImportsPin) {
   ASSERT_EQ(units.size(), 3u);
   EXPECT_TRUE(units[0].pinned);
   EXPECT_TRUE(has(units[0].defines, "th"));
-  EXPECT_TRUE(units[1].pinned);  // a backward call feeds "the file trains"
+  EXPECT_FALSE(units[1].pinned);  // a backward call is not: "the file trains" is a placed fact
   EXPECT_TRUE(has(units[1].defines, "loss"));
   EXPECT_TRUE(has(units[2].uses, "net"));
   EXPECT_FALSE(has(units[2].uses, "model"));  // a keyword names a parameter, not a value

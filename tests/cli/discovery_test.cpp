@@ -22,11 +22,11 @@ std::vector<std::string> relative_paths(const DiscoveryResult& r, const fs::path
 
 DiscoveryResult discover(const std::vector<std::string>& inputs,
                          std::vector<std::string> excludes = {}, fs::path base = {}) {
-  return discover_files(inputs, {std::move(excludes), std::move(base), {}, {}});
+  return discover_files(inputs, {std::move(excludes), std::move(base), {}, {}, {}});
 }
 
 DiscoveryResult discover_respecting_gitignore(const std::vector<std::string>& inputs) {
-  return discover_files(inputs, {{}, {}, {}, /*respect_gitignore=*/true});
+  return discover_files(inputs, {{}, {}, {}, /*respect_gitignore=*/true, {}});
 }
 
 // Changes the working directory for one test and restores it.

@@ -1,6 +1,8 @@
 // Fuzz target: the incremental edit path. The input is an edit script applied to a
 // DocumentAnalysis seeded from a training-loop text; after each edit, doc.check() must equal
-// check_source(doc.text()) in every field (rules/incremental.h promises byte-for-byte).
+// check_source(doc.text()) in every field whenever the text parses (rules/incremental.h
+// promises byte-for-byte), and follow the documented rule for text with syntax errors
+// (tests/incremental_oracle.h computes both from check_source).
 //
 // Script format, read from the front (exhausted input reads as zeros):
 //   byte  seed     which starting text (kSeeds)
@@ -19,6 +21,7 @@
 #include "check_result.h"
 #include "rules/engine.h"
 #include "rules/incremental.h"
+#include "tests/incremental_oracle.h"
 
 namespace {
 
@@ -74,14 +77,17 @@ std::string replacement(ByteReader& in, uint8_t kind) {
   }
 }
 
-void require_same_as_scratch(preflight::rules::DocumentAnalysis& doc, std::size_t step) {
+void require_as_documented(preflight::rules::DocumentAnalysis& doc, preflight::testing::IncrementalOracle& oracle,
+                          std::size_t step) {
   using namespace preflight;
   std::optional<rules::CheckResult> incremental = doc.check({});
   fuzz::require(incremental.has_value(), "DocumentAnalysis::check returned nothing without cancellation");
+  bool kept = false;
+  std::string want = fuzz::render(oracle.check(doc.text(), {}, &kept));
+  if (kept) testing::IncrementalOracle::place_syntax_errors_as(oracle.last_syntax_errors(), *incremental);
   std::string got = fuzz::render(*incremental);
-  std::string want = fuzz::render(rules::check_source(doc.text(), {}));
   if (got != want)
-    fuzz::fail("incremental result differs from check_source after edit " + std::to_string(step),
+    fuzz::fail("incremental result differs from the oracle (check_source) after edit " + std::to_string(step),
                "--- incremental ---\n" + got + "--- from scratch ---\n" + want + "--- text ---\n" + doc.text());
   fuzz::check_result_invariants(doc.text(), *incremental);
 }
@@ -93,7 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ByteReader in(data, size);
   std::string expected = kSeeds[in.byte() % kSeeds.size()];
   rules::DocumentAnalysis doc(expected);
-  require_same_as_scratch(doc, 0);
+  testing::IncrementalOracle oracle;
+  require_as_documented(doc, oracle, 0);
   // Bounded so one input stays fast: an analysis per edit is the expensive part.
   for (std::size_t step = 1; step <= 24 && !in.empty(); ++step) {
     std::size_t begin = in.u16() % (expected.size() + 1);
@@ -108,7 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       doc.edit(begin, end, text);
     }
     fuzz::require(doc.text() == expected, "DocumentAnalysis::text() is not the edited text");
-    require_same_as_scratch(doc, step);
+    require_as_documented(doc, oracle, step);
   }
   return 0;
 }

@@ -385,8 +385,9 @@ TEST(LspFraming, TwentyRequestsAfterEachBadHeaderAreAllAnswered) {
       }
     }
     EXPECT_EQ(answered, 20) << "after " << what;
-    if (what == "LF-only line ends")  // unambiguous: that request was read and answered too
+    if (what == "LF-only line ends") {  // unambiguous: that request was read and answered too
       EXPECT_TRUE(lsp.wait_response("bad-" + std::to_string(k), 1000).contains("result"));
+    }
   }
   EXPECT_FALSE(lsp.wait_exit(0).has_value());
 }
