@@ -14,7 +14,8 @@
 // pinning CUDA tensors raises), seen through bindings, `device=` factories and local
 // helpers' returns; `DataLoader` names bound to something other than torch's; a local
 // dataset whose `__getitem__` calls nothing and indexes no stored collection (it loads
-// nothing: DreamBooth's PromptDataset), reported as a silence.
+// nothing: DreamBooth's PromptDataset), or returns every item already moved to the device
+// (`return seq.cuda()`), reported as a silence.
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
 
@@ -140,6 +141,31 @@ struct Checker final : RuleCheck {
     return -1;
   }
 
+  // A local dataset whose `__getitem__` returns its item already on the device (`return
+  // seq.cuda()`, every return): the loader collates device tensors, which neither workers
+  // (a forked worker cannot re-initialise CUDA) nor pinning (it raises on CUDA tensors) help.
+  int serves_device_items(TSNode e, int scope, int depth = 0) const {
+    if (is_null(e) || depth > 4) return -1;
+    e = unparenthesize(e);
+    if (is(e, k.identifier)) {
+      const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
+      return sites && sites->size() == 1 ? serves_device_items(sites->front().value, scope, depth + 1) : -1;
+    }
+    if (!is(e, k.call) || !is(field(e, k.f_function), k.identifier)) return -1;
+    int cls = ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
+    const std::vector<int>* getters = cls < 0 ? nullptr : ctx.model.functions_named("__getitem__");
+    if (!getters) return -1;
+    for (int f : *getters) {
+      const FunctionInfo& getter = ctx.model.functions()[f];
+      if (getter.class_index != cls) continue;
+      bool all = !getter.returns.empty();
+      for (TSNode ret : getter.returns)
+        all = all && ts_node_named_child_count(ret) > 0 && on_device(ts_node_named_child(ret, 0), getter.scope, 1);
+      return all ? cls : -1;
+    }
+    return -1;
+  }
+
   bool hands_back_only(TSNode n) const {
     if (is(n, k.call)) return false;
     if (is(n, k.subscript) && is(unparenthesize(field(n, k.f_value)), k.attribute)) return false;  // self.items[i]
@@ -177,6 +203,15 @@ struct Checker final : RuleCheck {
       const ClassInfo& info = ctx.model.classes()[cls];
       stay_silent("TG004", c.call,
                   "the dataset loads nothing: `" + info.name + ".__getitem__` calls nothing and indexes no stored collection",
+                  {{range_of(info.node), "`" + info.name + "` is defined here"}});
+      return;
+    }
+    if (int cls = serves_device_items(dataset.value, c.scope); cls >= 0) {
+      const ClassInfo& info = ctx.model.classes()[cls];
+      stay_silent("TG004", c.call,
+                  "the items are already on the device: `" + info.name +
+                      ".__getitem__` returns them moved there, so workers (which cannot re-initialise "
+                      "CUDA when forked) and pinning (which raises on CUDA tensors) do not apply",
                   {{range_of(info.node), "`" + info.name + "` is defined here"}});
       return;
     }
