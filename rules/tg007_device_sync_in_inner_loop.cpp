@@ -10,7 +10,8 @@
 // whose own body backwards, not one that merely wraps the training loop, or a Lightning /
 // HF Trainer `training_step`).
 // Exempt: one sync per step directly in the training loop (the logging idiom); loops over
-// anything else (taken to yield batches, TG007-N02); per-element loops that themselves
+// anything else (taken to yield batches, TG007-N02), and over a value provenance types as
+// something other than one tensor (a model's tuple of losses, TG007-NX20); per-element loops that themselves
 // backward (micro-batches); code under no_grad (validation); a synchronize guarded by a
 // plain flag or run every N steps (`if profile:`, `if step % k == 0`: timing code,
 // TG007-P05). Silent, with the reason recorded: a synchronize in a timing region, the
@@ -311,6 +312,11 @@ struct Checker final : RuleCheck {
     if (is(bare, k.call) && ctx.model.callee_leaf(bare) == "range") return true;
     for (TSNode it : unwrap_iterables(iterable, ctx.source)) {
       if (is(it, k.call) && ctx.model.callee_leaf(it) == "range") return true;
+      // A value known to be something other than one tensor (a model's tuple of losses, a
+      // list, an object) yields its items, not a tensor's elements (round 8: DeepSpeed's
+      // multi-output test).
+      if (const Value* v = ctx.provenance.value_of(it); v && v->type != Type::Tensor && v->type != Type::Unknown)
+        continue;
       if (!tensor_name_reason(it, scope).empty()) return true;
     }
     return false;
