@@ -4,7 +4,10 @@
 // Evidence chain: the `.backward()` call -> the optimizer step in the same loop (the
 // optimizer is known by its binding, or by its name as a last resort) -> nothing in that
 // loop clears gradients (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, or a local helper
-// that does either).
+// that does either). With as many optimizer steps as backwards in the loop (two models
+// trained side by side), the i-th backward's evidence names the i-th step.
+// Warning, not error: a DeepSpeed engine's backward, whose optimizer may clear gradients in
+// `step()` depending on a config this file does not show (ZeRO's do).
 // Exempt: loops without an optimizer step (micro-batch loops, saliency maps). Silent, with
 // the reason recorded: backward receivers managed by Lightning / Fabric / distributed
 // autograd; methods of a LightningModule (the trainer clears gradients).
@@ -39,7 +42,45 @@ struct Checker final : RuleCheck {
     if (is_null(step)) return;
     if (auto owner = gradient_owner(field(callee, k.f_object), st.scope))
       return stay_silent("TG003", n, reason_for(*owner), {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
-    out.push_back(make_finding(n, step, loop->node));
+    step = paired_step(n, loop->node, st.scope, step);
+    Finding f = make_finding(n, step, loop->node);
+    // A DeepSpeed engine's backward: whether the optimizer clears gradients in `step()` (ZeRO's
+    // do) depends on the engine's configuration, which this file does not show.
+    if (auto owner = backward_owner(ctx.model, field(callee, k.f_object), st.scope);
+        owner && owner->framework == Framework::DeepSpeed) {
+      f.severity = Severity::Warning;
+      f.evidence.push_back({range_of(owner->site),
+                            describe_owner(*owner, ctx.source) +
+                                ": whether its optimizer clears gradients in `step()` (ZeRO's optimizers "
+                                "do) depends on a configuration not visible here (weak step: reported as a "
+                                "warning)"});
+    }
+    out.push_back(std::move(f));
+  }
+
+  // Two models trained side by side (`a.backward(); b.backward(); opt_a.step(); opt_b.step()`):
+  // with as many steps as backwards in the loop, the i-th backward goes with the i-th step.
+  TSNode paired_step(TSNode backward, TSNode loop, int scope, TSNode first) const {
+    std::vector<TSNode> backwards, steps;
+    collect_calls(field(loop, k.f_body), scope, backwards, steps);
+    if (backwards.size() != steps.size()) return first;
+    for (size_t i = 0; i < backwards.size(); ++i)
+      if (ts_node_eq(backwards[i], backward)) return steps[i];
+    return first;
+  }
+
+  void collect_calls(TSNode n, int scope, std::vector<TSNode>& backwards, std::vector<TSNode>& steps) const {
+    if (is(n, k.function_definition) || is(n, k.class_definition) || is(n, k.lambda)) return;
+    if (is(n, k.call)) {
+      std::string_view leaf = ctx.model.callee_leaf(n);
+      TSNode callee = field(n, k.f_function);
+      if (leaf == "backward" && is(callee, k.attribute)) backwards.push_back(n);
+      if (leaf == "step" && is(callee, k.attribute)) {
+        auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+        if (recv && ctx.model.is_optimizer(*recv, scope)) steps.push_back(n);
+      }
+    }
+    for_each_named_child(n, [&](TSNode c) { collect_calls(c, scope, backwards, steps); });
   }
 
   // Who clears gradients instead of this loop: a Lightning / Fabric / distributed-autograd
