@@ -243,6 +243,8 @@ bool trains(const RuleContext& ctx, TSNode loop, int scope) {
   return steps;
 }
 
+bool computes_a_loss(const RuleContext& ctx, const FunctionInfo& f);
+
 // A container local to a function that has no backward of its own and returns a graph to its
 // caller besides the container: a forward's per-layer states, a criterion's logging dict. The
 // loop over layers, keys or loss terms is not a training loop, and the container dies with the
@@ -261,9 +263,21 @@ const FunctionInfo* per_call_owner(const RuleContext& ctx, const Candidate& c) {
     bool several = is(e, kinds().expression_list) || is(e, kinds().tuple);
     returns_more = returns_more || several || !is_name(e, c.holder, ctx.source);
   }
-  if (!returns_more) return nullptr;
+  if (!returns_more && !computes_a_loss(ctx, *f)) return nullptr;
   if (!is_null(c.loop) && trains(ctx, c.loop, c.scope)) return nullptr;
   return f;
+}
+
+// A loss function returning its terms (`losses[name] = F.cross_entropy(...)`; `return losses`):
+// the container is the result the caller sums and backwards. Read from the function's or its
+// class's name (`*loss*`, `*Loss`, `*Criterion`): a documented naming heuristic that only
+// withholds a finding (round 8: DensePose's embedding losses).
+bool computes_a_loss(const RuleContext& ctx, const FunctionInfo& f) {
+  std::string name = names::lower(f.name);
+  if (names::contains(name, "loss")) return true;
+  if (f.class_index < 0) return false;
+  std::string cls = names::lower(ctx.model.classes()[f.class_index].name);
+  return cls.ends_with("loss") || cls.ends_with("criterion");
 }
 
 std::string store_text(const Candidate& c) {
