@@ -61,11 +61,11 @@ struct Value {
   // whole tuple's graph. Null when the shape is not known.
   std::shared_ptr<const std::vector<Value>> parts;
 
-  static Value free(Type t = Type::Unknown) { return {Graph::Free, false, nullptr, t, nullptr, nullptr}; }
-  static Value unknown() { return {Graph::Unknown, false, nullptr, Type::Unknown, nullptr, nullptr}; }
+  static Value free(Type t = Type::Unknown) { return {Graph::Free, false, nullptr, t, nullptr, nullptr, nullptr}; }
+  static Value unknown(Type t = Type::Unknown) { return {Graph::Unknown, false, nullptr, t, nullptr, nullptr, nullptr}; }
   static Value graph_of(EvidencePtr why, Type type, bool naming_only = false) {
     EvidencePtr weak = naming_only ? why : nullptr;
-    return {Graph::Yes, naming_only, std::move(why), type, nullptr, std::move(weak)};
+    return {Graph::Yes, naming_only, std::move(why), type, nullptr, std::move(weak), nullptr};
   }
   bool has_graph() const { return graph == Graph::Yes; }
   bool tensor() const { return type == Type::Tensor; }
