@@ -122,48 +122,43 @@ struct Checker final : RuleCheck {
   // stored collection: it hands back what it was built with and the index (DreamBooth's
   // PromptDataset yields prompt strings). Nothing is loaded, so workers and pinning buy
   // nothing. The class is read through the dataset's binding, not its name.
-  int loads_nothing(TSNode e, int scope, int depth = 0) const {
+  // The local class `e` constructs (`Ds(...)`, or a name bound once to that), or -1.
+  int local_dataset_class(TSNode e, int scope, int depth = 0) const {
     if (is_null(e) || depth > 4) return -1;
     e = unparenthesize(e);
     if (is(e, k.identifier)) {
       const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
-      return sites && sites->size() == 1 ? loads_nothing(sites->front().value, scope, depth + 1) : -1;
+      return sites && sites->size() == 1 ? local_dataset_class(sites->front().value, scope, depth + 1) : -1;
     }
     if (!is(e, k.call) || !is(field(e, k.f_function), k.identifier)) return -1;
-    int cls = ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
-    if (cls < 0) return -1;
-    const std::vector<int>* getters = ctx.model.functions_named("__getitem__");
-    if (!getters) return -1;
-    for (int f : *getters) {
-      const FunctionInfo& getter = ctx.model.functions()[f];
-      if (getter.class_index == cls) return hands_back_only(field(getter.node, k.f_body)) ? cls : -1;
-    }
-    return -1;
+    return ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
+  }
+
+  // The `__getitem__` of local class `cls`, or null.
+  const FunctionInfo* getter_of(int cls) const {
+    const std::vector<int>* getters = cls < 0 ? nullptr : ctx.model.functions_named("__getitem__");
+    if (getters)
+      for (int f : *getters)
+        if (ctx.model.functions()[f].class_index == cls) return &ctx.model.functions()[f];
+    return nullptr;
+  }
+
+  int loads_nothing(TSNode e, int scope) const {
+    int cls = local_dataset_class(e, scope);
+    const FunctionInfo* getter = getter_of(cls);
+    return getter && hands_back_only(field(getter->node, k.f_body)) ? cls : -1;
   }
 
   // A local dataset whose `__getitem__` returns its item already on the device (`return
   // seq.cuda()`, every return): the loader collates device tensors, which neither workers
   // (a forked worker cannot re-initialise CUDA) nor pinning (it raises on CUDA tensors) help.
-  int serves_device_items(TSNode e, int scope, int depth = 0) const {
-    if (is_null(e) || depth > 4) return -1;
-    e = unparenthesize(e);
-    if (is(e, k.identifier)) {
-      const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
-      return sites && sites->size() == 1 ? serves_device_items(sites->front().value, scope, depth + 1) : -1;
-    }
-    if (!is(e, k.call) || !is(field(e, k.f_function), k.identifier)) return -1;
-    int cls = ctx.model.class_named(text_of(field(e, k.f_function), ctx.source));
-    const std::vector<int>* getters = cls < 0 ? nullptr : ctx.model.functions_named("__getitem__");
-    if (!getters) return -1;
-    for (int f : *getters) {
-      const FunctionInfo& getter = ctx.model.functions()[f];
-      if (getter.class_index != cls) continue;
-      bool all = !getter.returns.empty();
-      for (TSNode ret : getter.returns)
-        all = all && ts_node_named_child_count(ret) > 0 && on_device(ts_node_named_child(ret, 0), getter.scope, 1);
-      return all ? cls : -1;
-    }
-    return -1;
+  int serves_device_items(TSNode e, int scope) const {
+    int cls = local_dataset_class(e, scope);
+    const FunctionInfo* getter = getter_of(cls);
+    if (!getter || getter->returns.empty()) return -1;
+    for (TSNode ret : getter->returns)
+      if (ts_node_named_child_count(ret) == 0 || !on_device(ts_node_named_child(ret, 0), getter->scope, 1)) return -1;
+    return cls;
   }
 
   bool hands_back_only(TSNode n) const {
