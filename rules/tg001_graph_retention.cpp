@@ -362,6 +362,36 @@ ByteRange anchor_range(TSNode stored, std::string_view src) {
   return r;
 }
 
+// `running = running + loss ... if step % n == 0: running = 0`: an assignment to the holder
+// after the store, inside the loop (null when none).
+TSNode later_reset(const RuleContext& ctx, const Candidate& c) {
+  if (is_null(c.loop) || c.holder.find('.') != std::string::npos) return TSNode{};
+  TSNode found{};
+  std::vector<TSNode> todo{field(c.loop, kinds().f_body)};
+  while (!todo.empty() && is_null(found)) {
+    TSNode n = todo.back();
+    todo.pop_back();
+    if (is(n, kinds().function_definition) || is(n, kinds().class_definition) || is(n, kinds().lambda)) continue;
+    if (is(n, kinds().assignment) && ts_node_start_byte(n) > ts_node_end_byte(c.store) &&
+        is_name(field(n, kinds().f_left), c.holder, ctx.source))
+      found = n;
+    for_each_named_child(n, [&](TSNode ch) { todo.push_back(ch); });
+  }
+  return found;
+}
+
+// True when `n` runs on every pass of `loop` (no branch, nested loop or handler between).
+bool every_pass(TSNode n, TSNode loop) {
+  const Kinds& k = kinds();
+  for (TSNode a = ts_node_parent(n); !is_null(a) && !ts_node_eq(a, loop); a = ts_node_parent(a)) {
+    TSSymbol s = sym(a);
+    if (s == k.if_statement || s == k.elif_clause || s == k.else_clause || s == k.for_statement ||
+        s == k.while_statement || s == k.try_statement || s == k.conditional_expression)
+      return false;
+  }
+  return true;
+}
+
 Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward) {
   const Value* v = ctx.provenance.value_of(c.stored);
   bool consumed = !is_null(backward) || (v && v->consumed);
@@ -395,6 +425,9 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
   std::string why_persist = c.in_loop
                                 ? "`" + c.holder + "` is not rebound inside the loop, so it outlives every iteration"
                                 : "`" + c.holder + "` is instance state, so it outlives this call";
+  if (TSNode reset = later_reset(ctx, c); !is_null(reset))
+    why_persist = "`" + c.holder + "` is reset later in the loop (" + quote_code(text_of(reset, ctx.source)) +
+                  ") only on some iterations, so it keeps every graph stored in between";
   f.evidence.push_back({range_of(c.holder_node), why_persist});
   if (!is_null(backward))
     f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
@@ -455,6 +488,13 @@ void Check::finish(std::vector<Finding>& out) {
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
+    if (TSNode reset = later_reset(ctx, c); !is_null(reset) && every_pass(reset, c.loop)) {
+      stay_silent("TG001", c.stored,
+                  "`" + c.holder + "` is reset later in every pass (" + quote_code(text_of(reset, ctx.source)) +
+                      "): it holds one pass's values at a time, nothing accumulates",
+                  {{range_of(reset), "reset on every pass"}});
+      continue;
+    }
     if (!is_null(c.constant_key)) {
       stay_silent("TG001", c.stored,
                   "the key " + quote_code(text_of(c.constant_key, ctx.source)) +
