@@ -58,6 +58,9 @@ struct CheckResult {
   std::string status_reason;             // why NotText or TooComplex, for the user
   std::vector<analysis::Finding> findings;  // suppressions applied, sorted by position, code
   std::vector<SyntaxError> syntax_errors;
+  // Stars of valid Python the grammar cannot read (analysis/grammar_gaps.h): the file was
+  // analysed over a parse with them blanked, and they are not syntax errors.
+  std::vector<analysis::ByteRange> grammar_gaps;
   // Only for rules that ran: a `# noqa: TG004` is not unused when TG004 was not selected.
   std::vector<UnusedSuppression> unused_suppressions;
   // Where an enabled rule saw its pattern and stayed quiet on purpose (a framework does the
