@@ -213,10 +213,11 @@ std::optional<SyntaxTree> read_through_gaps(std::string_view text, TSNode root, 
 
 }  // namespace
 
-CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable) {
+CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable,
+                              const Interrupt* interrupt) {
   CheckResult result;
   LineIndex lines(text);
-  std::optional<SyntaxTree> read = read_through_gaps(text, root, nullptr, result);
+  std::optional<SyntaxTree> read = read_through_gaps(text, root, interrupt, result);
   TSNode analysed = read ? read->root() : root;
   analysable = screen(analysed, options, scan_suppressions(analysed, text, lines), result);
   return result;
