@@ -4,6 +4,8 @@ include(NpmTarball)
 pf_fetch_npm_tarball(tree-sitter 0.25.1
   9ab70476462d1dfacad40e9fb373ba171901a344228395d45ea1e1c54390bb46e63e8d34405e17692c7879da5acdd1f0c674828e518a1a022a59d68de1dbd32c
   TS_RUNTIME_DIR)
+# 0.25.0 is the newest tree-sitter-python on npm (`npm view tree-sitter-python versions`,
+# 2026-12-06). The valid Python it reports as an ERROR is read through in analysis/grammar_gaps.h.
 pf_fetch_npm_tarball(tree-sitter-python 0.25.0
   782989c7acd06b7e46c5a0ad403fb05c73a162a07110bf9ba7bd56fecddf70332ed3a32bb739155d1e37edd46b0ab6eb0dbc8bb940c9a4083272cee772780b5f
   TS_PYTHON_DIR)

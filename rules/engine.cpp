@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "analysis/grammar_gaps.h"
 #include "analysis/line_index.h"
 #include "analysis/suppressions.h"
 #include "rules/registry.h"
@@ -199,12 +200,26 @@ bool screen(TSNode root, const CheckOptions& options, const Suppressions& suppre
   return true;
 }
 
+// A tree whose only errors are grammar gaps of valid Python is read through them: the parse
+// with the gaps blanked replaces it, and the gaps are recorded instead of a syntax error.
+std::optional<SyntaxTree> read_through_gaps(std::string_view text, TSNode root, const Interrupt* interrupt,
+                                            CheckResult& result) {
+  if (!ts_node_has_error(root)) return std::nullopt;
+  std::optional<GrammarGapReading> reading = read_through_grammar_gaps(parse_view(text), root, interrupt);
+  if (!reading) return std::nullopt;
+  result.grammar_gaps = std::move(reading->stars);
+  return std::move(reading->tree);
+}
+
 }  // namespace
 
-CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable) {
+CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable,
+                              const Interrupt* interrupt) {
   CheckResult result;
   LineIndex lines(text);
-  analysable = screen(root, options, scan_suppressions(root, text, lines), result);
+  std::optional<SyntaxTree> read = read_through_gaps(text, root, interrupt, result);
+  TSNode analysed = read ? read->root() : root;
+  analysable = screen(analysed, options, scan_suppressions(analysed, text, lines), result);
   return result;
 }
 
@@ -212,10 +227,12 @@ CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOpt
                               const Interrupt* interrupt, std::vector<ContextFact>* context) {
   CheckResult result;
   LineIndex lines(text);
-  Suppressions suppressions = scan_suppressions(root, text, lines);
-  if (!screen(root, options, suppressions, result)) return result;
   try {
-    analyze(text, root, options, lines, suppressions, interrupt, result, context);
+    std::optional<SyntaxTree> read = read_through_gaps(text, root, interrupt, result);
+    TSNode analysed = read ? read->root() : root;
+    Suppressions suppressions = scan_suppressions(analysed, text, lines);
+    if (!screen(analysed, options, suppressions, result)) return result;
+    analyze(text, analysed, options, lines, suppressions, interrupt, result, context);
   } catch (const AnalysisInterrupted& stop) {
     if (stop.reason == InterruptReason::Cancelled) throw;
     refuse_as_too_complex(result, out_of_time_result(*interrupt).status_reason);

@@ -58,6 +58,9 @@ struct CheckResult {
   std::string status_reason;             // why NotText or TooComplex, for the user
   std::vector<analysis::Finding> findings;  // suppressions applied, sorted by position, code
   std::vector<SyntaxError> syntax_errors;
+  // Stars of valid Python the grammar cannot read (analysis/grammar_gaps.h): the file was
+  // analysed over a parse with them blanked, and they are not syntax errors.
+  std::vector<analysis::ByteRange> grammar_gaps;
   // Only for rules that ran: a `# noqa: TG004` is not unused when TG004 was not selected.
   std::vector<UnusedSuppression> unused_suppressions;
   // Where an enabled rule saw its pattern and stayed quiet on purpose (a framework does the
@@ -93,8 +96,10 @@ CheckResult check_parsed_root(std::string_view text, TSNode root, const CheckOpt
 CheckResult out_of_time_result(const analysis::Interrupt& interrupt);
 // What check_parsed_root reports before any rule runs: the status of a skip-file marker,
 // the syntax errors, the depth and size guards. `analysable` is set when check_parsed_root
-// would go on to run the rules (the result then holds only the syntax errors).
-CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable);
+// would go on to run the rules (the result then holds only the syntax errors). `interrupt`
+// is polled by the reparse that reads through grammar gaps (AnalysisInterrupted).
+CheckResult check_syntax_only(std::string_view text, TSNode root, const CheckOptions& options, bool& analysable,
+                              const analysis::Interrupt* interrupt = nullptr);
 
 // Sorts findings by (start, code, end), silences by (start, code) and unused suppressions by
 // (comment, code), as check_source returns them; stable, so equal keys keep their order.

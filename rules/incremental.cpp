@@ -526,7 +526,7 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
       TSNode reparsed = reparsed_tree(interrupt).root();
       if (ts_node_has_error(reparsed)) {
         bool analysable = false;
-        CheckResult screened = check_syntax_only(text_, reparsed, options, analysable);
+        CheckResult screened = check_syntax_only(text_, reparsed, options, analysable, &interrupt);
         if (!screened.syntax_errors.empty() && analysable) {
           stats_.kept_while_broken = true;
           return kept_while_broken(std::move(screened));

@@ -31,6 +31,7 @@ inline std::string render(const rules::CheckResult& r) {
     }
   }
   for (const auto& e : r.syntax_errors) out << "syntax " << range_text(e.range) << " " << e.message << "\n";
+  for (const auto& g : r.grammar_gaps) out << "gap " << range_text(g) << "\n";
   for (const auto& u : r.unused_suppressions) out << "unused " << range_text(u.comment) << " " << u.code << "\n";
   for (const auto& s : r.silences) {
     out << "silence " << s.code << " " << range_text(s.range) << " " << s.reason << "\n";

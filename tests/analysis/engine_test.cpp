@@ -24,6 +24,7 @@ void PrintTo(FileStatus s, std::ostream* os) {
 namespace {
 
 using analysis::Finding;
+using analysis::ByteRange;
 
 // One snippet with a finding of each rule: TG002 in `evaluate` (no no_grad), TG003 and
 // TG001 in `train` (no zero_grad; the loss kept with its graph).
@@ -202,6 +203,52 @@ TEST(EngineTest, SyntaxErrorAfterAFunctionStillReportsIt) {
   CheckResult r = check_source(src, {});
   EXPECT_FALSE(r.syntax_errors.empty());
   EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+}
+
+// Valid Python that tree-sitter-python 0.25.0 reports as an ERROR (issue 26): a star before
+// anything but a name, attribute or subscript in an unparenthesised tuple. The first two are
+// lines of real code (a fine-tuning library, PyTorch's own tree).
+TEST(EngineTest, StarredTupleElementsTheGrammarCannotReadAreNotSyntaxErrors) {
+  for (const std::string src : {
+           "def f(x, ys):\n    return x, *(y for y in ys)\n",
+           "endpoint = 'h'\nhost, *rest = endpoint, *[]\n",
+           "def g(a, b):\n    yield a, *b()\n    a += 1, *(b)\n    x = y = a, *[b], *{b}, *'s'\n"
+           "    for q in a, *(b): pass\n    return a, *(b) * 2, *-a\n",
+       }) {
+    CheckResult r = check_source(src, {});
+    EXPECT_EQ(r.status, FileStatus::Analyzed) << src;
+    EXPECT_TRUE(r.syntax_errors.empty()) << describe(r) << src;
+    ASSERT_FALSE(r.grammar_gaps.empty()) << src;
+    for (ByteRange star : r.grammar_gaps) EXPECT_EQ(src.substr(star.begin, star.end - star.begin), "*") << src;
+  }
+}
+
+TEST(EngineTest, AFileWithAGrammarGapIsStillAnalysed) {
+  std::string src = "def tail(x, ys):\n    return x, *(y for y in ys)\n\n" + kFit;
+  CheckResult r = check_source(src, {});
+  EXPECT_TRUE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_EQ(r.grammar_gaps.size(), 1u);
+  EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+}
+
+// Where CPython does not take a starred element, the star stays a syntax error.
+TEST(EngineTest, StarsCPythonRejectsStaySyntaxErrors) {
+  for (const std::string line : {"del a, *(b)", "x = a, *not b", "x = a, *(b) < c", "x = a, *lambda: b",
+                                 "x = 1, * *a", "x = a, *(b) if c else d", "x = a, *(b) := c"}) {
+    std::string src = "def f(a, b, c):\n    " + line + "\n";
+    CheckResult r = check_source(src, {});
+    EXPECT_FALSE(r.syntax_errors.empty()) << line;
+    EXPECT_TRUE(r.grammar_gaps.empty()) << line;
+  }
+}
+
+// A real syntax error next to a gap is reported where it is, not at the star before it.
+TEST(EngineTest, ARealSyntaxErrorNextToAGrammarGapIsReportedWhereItIs) {
+  std::string src = "def f(a, b):\n    x = a, *(b)\n    return 1, *[x]\n    def g(:\n        pass\n";
+  CheckResult r = check_source(src, {});
+  ASSERT_FALSE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_GE(r.syntax_errors[0].range.begin, src.find("def g")) << describe(r);
+  EXPECT_EQ(r.grammar_gaps.size(), 2u);
 }
 
 TEST(EngineTest, DeeplyNestedParenthesesAreRefusedWithoutCrashing) {

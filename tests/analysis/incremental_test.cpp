@@ -473,6 +473,22 @@ TEST(Incremental, EditsAroundLoneCarriageReturnsKeepTheTreeOfTheParseView) {
   expect_same_as_scratch(doc, all, "append at end");
 }
 
+// A file of valid Python with a grammar gap (analysis/grammar_gaps.h) is analysed as
+// check_source analyses it, before and after edits next to the gap and away from it.
+TEST(Incremental, EditsAroundAGrammarGapMatchFromScratch) {
+  DocumentAnalysis doc(read_file(fs::path(PF_SOURCE_DIR) / "examples" / "bad_train.py") +
+                       "\ndef tail(x, ys):\n    return x, *(y for y in ys)\n");
+  const CheckOptions all{};
+  expect_same_as_scratch(doc, all, "with the gap");
+  size_t star = doc.text().rfind('*');
+  doc.edit(star + 1, star + 1, " ");
+  expect_same_as_scratch(doc, all, "an edit in the gap");
+  doc.edit(0, 0, "import os\n");
+  expect_same_as_scratch(doc, all, "an edit away from it");
+  doc.edit(star + 10, star + 11, "");  // the star itself goes: no gap left
+  expect_same_as_scratch(doc, all, "the star removed");
+}
+
 TEST(Incremental, InvalidTextAndSkipFileMatchFromScratch) {
   DocumentAnalysis doc("import torch\nx = 1\n");
   const CheckOptions all{};

@@ -186,6 +186,23 @@ TEST(Binary, RealEngineReportsSyntaxErrorsAsFailures) {
   EXPECT_NE(r.out.find("\"error\": \"syntax error: line 1:"), std::string::npos) << r.out;
 }
 
+// Issue 26: valid Python that tree-sitter-python 0.25.0 cannot read is never a failure (the
+// two lines are from a fine-tuning library and PyTorch's own tree); a real syntax error
+// next to such a line still is, reported on its own line.
+TEST(Binary, ValidPythonTheGrammarCannotReadIsNotAFailure) {
+  TempDir dir;
+  dir.write("tail.py", "def tail(x, ys):\n    return x, *(y for y in ys)\n");
+  dir.write("hosts.py", "endpoint = 'localhost'\nhost, *rest = endpoint, *[]\n");
+  RunResult valid = run_preflight({"check", "--no-color", "tail.py", "hosts.py"}, dir.path().string());
+  EXPECT_EQ(valid.code, 0) << valid.out << valid.err;
+  EXPECT_EQ(valid.out, "No issues found in 2 files.\n");
+
+  dir.write("broken.py", "def tail(x, ys):\n    return x, *(y for y in ys)\n\ndef g(:\n    pass\n");
+  RunResult broken = run_preflight({"check", "--format", "json", "broken.py"}, dir.path().string());
+  EXPECT_EQ(broken.code, 1);
+  EXPECT_NE(broken.out.find("\"error\": \"syntax error: line 4:"), std::string::npos) << broken.out;
+}
+
 // A file the engine cannot finish inside --file-timeout is a failure naming the budget, and
 // the next file is still checked. 20,000 training loops take seconds in any build; the small
 // file takes milliseconds even under ASan.

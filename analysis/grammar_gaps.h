@@ -1,0 +1,41 @@
+// Valid Python the pinned grammar cannot read, told apart from real syntax errors.
+//
+// tree-sitter-python 0.25.0 (the newest release on npm when this was written) accepts a
+// starred element of an unparenthesised tuple only when what follows the star is a name, an
+// attribute or a subscript: `return x, *ys` parses, `return x, *(y for y in ys)` and
+// `host, *rest = endpoint, *[]` do not, although CPython accepts them (its `star_expressions`:
+// `'*' bitwise_or` in a return, a yield, an assignment's or a `for`'s right-hand side, an
+// expression statement). tree-sitter reports such a line as an ERROR node, and a file of
+// valid Python would be reported as one that does not parse.
+//
+// read_through_grammar_gaps blanks each star that an ERROR node holds (one byte becomes a
+// space, so every offset is kept) and parses again. It reads through the gaps only when
+// every blanked star stands, in the new tree, right before an element of such a tuple that
+// CPython would star (not a `lambda`, comparison, `not`, `and` / `or`, conditional or `:=`,
+// which `*` does not bind). Anything else stays a syntax error: a star that multiplies, one
+// in a `del`, one before a bare expression, `x = *a`. A real syntax error elsewhere in the
+// file stays in the new tree, so it is the one reported, where it is.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "analysis/budget.h"
+#include "analysis/findings.h"
+#include "analysis/syntax.h"
+
+namespace preflight::analysis {
+
+struct GrammarGapReading {
+  SyntaxTree tree;                // a parse of the text with the stars blanked
+  std::vector<ByteRange> stars;   // the stars the grammar could not read, in text order
+};
+
+// `text` is the text `root` was parsed from (parse_view of the source). nullopt when the
+// tree has no error, or when an error is not explained by the starred-tuple gap. Polls
+// `interrupt` while parsing (AnalysisInterrupted, as SyntaxTree::parse).
+std::optional<GrammarGapReading> read_through_grammar_gaps(std::string_view text, TSNode root,
+                                                           const Interrupt* interrupt = nullptr);
+
+}  // namespace preflight::analysis
