@@ -77,8 +77,15 @@ class DepthLimitedSax {
   bool end_array() { return close([&] { return dom_.end_array(); }); }
   bool key(json::string_t& k) {
     at_id_ = depth_ == 1 && k == "id";
+    if (depth_ == 1) {
+      has_method_ = has_method_ || k == "method";
+      has_outcome_ = has_outcome_ || k == "result" || k == "error";
+    }
     return too_deep_ || dom_.key(k);
   }
+  // Top-level members seen, however deep the rest: a response (result or error, no method)
+  // is told apart from a request even when it is refused.
+  bool looks_like_response() const { return has_outcome_ && !has_method_; }
 
   bool parse_error(std::size_t position, const std::string& token, const nlohmann::detail::exception& e) {
     return dom_.parse_error(position, token, e);
@@ -89,6 +96,7 @@ class DepthLimitedSax {
   std::size_t depth_ = 0;
   bool too_deep_ = false;
   bool at_id_ = false;  // the next value is the top-level "id"
+  bool has_method_ = false, has_outcome_ = false;
   json id_;
 
   template <typename Value, typename Build>
@@ -294,8 +302,12 @@ Message parse_message(std::string_view body) {
   }
   if (sax.too_deep()) {
     json id = sax.id();
-    return Invalid{is_valid_id(id) ? id : json(), error_code::kInvalidRequest,
-                   "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels"};
+    std::string why = "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels";
+    // The client's answer to a server request: that request fails with the refusal (a
+    // response is never answered; an error under its id would answer no request of the client's).
+    if (sax.looks_like_response() && is_valid_id(id))
+      return Response{id, json(), json{{"code", error_code::kInvalidRequest}, {"message", why}}};
+    return Invalid{is_valid_id(id) ? id : json(), error_code::kInvalidRequest, why};
   }
   if (!doc.is_object()) return Invalid{nullptr, error_code::kInvalidRequest, "a message must be a JSON object"};
   json id = doc.contains("id") ? doc["id"] : json();

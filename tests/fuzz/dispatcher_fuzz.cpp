@@ -1,8 +1,8 @@
 // Fuzz target: the LSP message dispatcher. An in-process LanguageServer (the one `preflight
 // lsp` runs) gets a session built around the input: initialize (the input's JSON merged
 // into the params), initialized, an open document, then the input as the params of every
-// method it handles (as given, and aimed at the open document), then the input as a raw
-// message body, then shutdown and exit. The server must not crash or hang, every message it
+// method it handles (as given, and aimed at the open document; a JSON-RPC message gives its
+// params), then the input as a raw message body, then shutdown and exit. The server must not crash or hang, every message it
 // writes must be valid JSON-RPC, and every request must get exactly one response.
 //
 // Sandbox: any "file://" URI in the input is rewritten into a private temporary directory,
@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz_check.h"
+#include "json_mutator.h"
 #include "protocol/jsonrpc.h"
 #include "server/lsp/server.h"
 
@@ -107,6 +109,8 @@ void confine(json& value) {
   }
 }
 
+const json kInitializeId = "fuzz-session-initialize";
+
 // What a JSON-RPC 2.0 message the server writes must look like.
 void check_jsonrpc(const json& m) {
   std::string text = m.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -147,21 +151,21 @@ class Session {
     server_ = std::make_unique<preflight::lsp::LanguageServer>(options, [this](const json& m) { on_write(m); });
   }
 
-  void request(const std::string& method, json params) {
-    json id = next_id_++;
+  void request(const std::string& method, json params) { request(method, std::move(params), next_id_++); }
+  void request(const std::string& method, json params, json id) {
     raw(protocol::dump(protocol::make_request(id, method, std::move(params))));
   }
   void notify(const std::string& method, json params) {
     raw(protocol::dump(protocol::make_notification(method, std::move(params))));
   }
-  // A body as it came off the wire. Whatever has a usable id and is not a response is
-  // answered under that id (protocol::parse_message: a request, or an invalid message).
+  // A body as it came off the wire. A request, or an invalid message with a usable id, is
+  // answered under that id; the classification is protocol::parse_message's (it also reads
+  // what json::parse refuses: lone surrogate escapes, bodies nested past the limit).
   void raw(const std::string& body) {
-    json parsed = json::parse(body, nullptr, false);
-    if (parsed.is_object() && parsed.contains("id") && (parsed["id"].is_number_integer() || parsed["id"].is_string())) {
-      bool is_response = !parsed.contains("method") && (parsed.contains("result") || parsed.contains("error"));
-      if (!is_response) outstanding_.insert(parsed["id"].dump());
-    }
+    protocol::Message message = protocol::parse_message(body);
+    if (auto* request = std::get_if<protocol::Request>(&message)) outstanding_.insert(request->id.dump());
+    if (auto* invalid = std::get_if<protocol::Invalid>(&message); invalid && !invalid->id.is_null())
+      outstanding_.insert(invalid->id.dump());
     server_->receive(body);
     pump();
   }
@@ -174,6 +178,11 @@ class Session {
     }
   }
 
+  // Whether the session's initialize succeeded: the input may cancel it ($/cancelRequest
+  // with its id arrives while it is still queued), and a server never initialized exits with 1.
+  // Its id is one no seed or mutation uses, so an input's answer cannot pass for it.
+  bool initialized() const { return initialized_; }
+
   int finish() {
     notify("exit", nullptr);
     return server_->wait_for_exit();
@@ -182,6 +191,7 @@ class Session {
  private:
   json client_config_;
   int next_id_ = 1;
+  bool initialized_ = false;
   std::multiset<std::string> outstanding_;  // ids (as JSON text) of requests sent, unanswered
   std::mutex mu_;
   std::condition_variable cv_;
@@ -234,6 +244,7 @@ class Session {
     auto it = outstanding_.find(m["id"].dump());
     fuzz::require(it != outstanding_.end(), "a response to no outstanding request", m.dump());
     outstanding_.erase(it);
+    if (m["id"] == kInitializeId) initialized_ = initialized_ || m.contains("result");
   }
 
   // workspace/configuration gets the input's JSON as the settings; everything else null.
@@ -279,39 +290,69 @@ const std::vector<std::string> kNotifications = {
     "workspace/didChangeWatchedFiles", "workspace/didChangeWorkspaceFolders", "$/cancelRequest",
     "textDocument/didOpen", "$/unknown", "textDocument/didClose"};
 
+// The server refuses bodies deeper than protocol::kMaxNesting while parsing; the harness
+// copies, dumps and walks (confine) the input recursively, so it keeps deeper ones as text.
+constexpr int kMaxHarnessDepth = 1000;
+constexpr std::size_t kMaxTextParams = 64 * 1024;
+
+// A JSON-RPC message's params (what the typed mutator and the message seeds give); any other
+// input is itself the params.
+json params_of(const json& input) {
+  if (input.is_object() && input.contains("method") && input.contains("params")) return input["params"];
+  return input;
+}
+
 }  // namespace
+
+// Typed mutations of the input as a JSON-RPC message (json_mutator.h); bytes that are no
+// JSON, and one mutation in four, get libFuzzer's byte mutations.
+#ifdef PREFLIGHT_LIBFUZZER
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  std::optional<std::string> mutated;
+  if (fuzz::typed_mutations_on() && seed % 4 != 0)
+    mutated = fuzz::mutate_json_body(std::string_view(reinterpret_cast<const char*>(data), size), seed, max_size);
+  return fuzz::emit_or_byte_mutate(data, size, max_size, mutated);
+}
+#endif
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string body(reinterpret_cast<const char*>(data), size);
-  json input = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  bool is_json = !input.is_discarded();
-  if (!is_json) input = body;  // not JSON: still a params value (a string) for each method
+  // Nested deeper than the harness's own recursive copies and dumps may go, or not JSON:
+  // the text itself is the params value (a string) of each method, and the raw message.
+  std::optional<json> parsed = fuzz::parse_shallow(body, kMaxHarnessDepth);
+  bool is_json = parsed.has_value();
+  json input = is_json ? std::move(*parsed) : json(body);
   confine(input);
+  json params = params_of(input);
+  // Text as params is refused before any handler (params must be an object or an array):
+  // a large one is sent once, as the raw message, not to every method.
+  bool skip_methods = !is_json && body.size() > kMaxTextParams;
 
-  Session session(input);
-  session.request("initialize", initialize_params(input));
+  Session session(params);
+  session.request("initialize", initialize_params(params), kInitializeId);
   session.notify("initialized", json::object());
   session.notify("textDocument/didOpen",
                  {{"textDocument", {{"uri", document_uri()}, {"languageId", "python"}, {"version", 1}, {"text", kTrainPy}}}});
   for (const std::string& method : kRequests) {
-    session.request(method, input);
-    session.request(method, aimed(input));
+    if (!skip_methods) session.request(method, params);
+    session.request(method, aimed(params));
   }
   for (const std::string& method : kNotifications) {
-    session.notify(method, input);
-    if (method != "textDocument/didClose") session.notify(method, aimed(input));
+    if (!skip_methods) session.notify(method, params);
+    if (method != "textDocument/didClose") session.notify(method, aimed(params));
   }
   session.request("textDocument/diagnostic", aimed(json::object()));  // after the edits
   session.raw(is_json ? protocol::dump(input) : body);
-  // An `exit` before shutdown legitimately ends with 1 (LSP 3.17 §exit).
+  // An `exit` before shutdown legitimately ends with 1 (LSP 3.17 §exit), and so does a
+  // session whose initialize was cancelled (shutdown is then refused).
   protocol::Message raw_message = protocol::parse_message(is_json ? protocol::dump(input) : body);
   auto* note = std::get_if<protocol::Notification>(&raw_message);
   bool raw_exit = note && note->method == "exit";
   session.request("shutdown", nullptr);
   session.settle();
-  session.request("textDocument/hover", aimed(input));  // refused after shutdown, still answered
+  session.request("textDocument/hover", aimed(params));  // refused after shutdown, still answered
   session.settle();
   int code = session.finish();
-  fuzz::require(code == (raw_exit ? 1 : 0), "wrong exit status", std::to_string(code));
+  fuzz::require(code == (raw_exit || !session.initialized() ? 1 : 0), "wrong exit status", std::to_string(code));
   return 0;
 }

@@ -158,6 +158,27 @@ TEST(ParseMessage, NestingPastTheLimitIsRefusedUnderTheRequestsId) {
   EXPECT_TRUE(std::get<Invalid>(parse_message(std::string(1'000'000, '['))).id.is_null());
 }
 
+// Found by the dispatcher fuzz target's typed mutator: a deep answer to the server's
+// workspace/configuration was refused as an invalid request, and the server sent an error
+// under the id of its own request (answering no request of the client's) while that request
+// stayed pending for good.
+TEST(ParseMessage, AResponseNestedPastTheLimitIsAFailedResponseNotAnInvalidRequest) {
+  using namespace protocol;
+  std::string deep = std::string(kMaxNesting, '[') + "1" + std::string(kMaxNesting, ']');
+  for (const std::string& body : {R"({"jsonrpc":"2.0","id":"preflight-1","result":)" + deep + "}",
+                                  R"({"jsonrpc":"2.0","result":)" + deep + R"(,"id":"preflight-1"})",
+                                  R"({"jsonrpc":"2.0","id":"preflight-1","error":{"code":1,"message":"m","data":)" + deep + "}}"}) {
+    auto response = std::get<Response>(parse_message(body));
+    EXPECT_EQ(response.id, "preflight-1");
+    EXPECT_TRUE(response.result.is_null());
+    EXPECT_EQ(response.error["code"], error_code::kInvalidRequest);
+    EXPECT_NE(response.error["message"].get<std::string>().find("nested deeper than 512"), std::string::npos);
+  }
+  // With a method it is a request: refused under its id as before.
+  EXPECT_TRUE(std::holds_alternative<Invalid>(
+      parse_message(R"({"jsonrpc":"2.0","id":2,"method":"m","result":1,"params":{"x":)" + deep + "}}")));
+}
+
 TEST(ParseMessage, LoneSurrogateEscapesAreReadAsReplacementCharacters) {
   using namespace protocol;
   auto text_of = [](std::string_view escaped) {
