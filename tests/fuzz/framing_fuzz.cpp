@@ -117,7 +117,7 @@ std::vector<std::string> frame_bodies(std::string_view stream) {
 
 // The stream's frames again, one body typed-mutated (json_mutator.h), duplicated or dropped,
 // one header made bad; nullopt when the stream has no frame.
-std::optional<std::string> mutate_frames(std::string_view stream, unsigned seed, std::size_t max_size) {
+[[maybe_unused]] std::optional<std::string> mutate_frames(std::string_view stream, unsigned seed, std::size_t max_size) {
   std::vector<std::string> bodies = frame_bodies(stream);
   if (bodies.empty()) return std::nullopt;
   fuzz::Rng rng(seed);
