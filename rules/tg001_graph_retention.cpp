@@ -57,7 +57,7 @@ std::string_view root_of(std::string_view dotted) { return dotted.substr(0, dott
 constexpr std::array<std::string_view, 6> kAppendFamily = {"append", "add", "extend",
                                                            "insert", "put", "push"};
 
-Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward);
+Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset);
 
 class Check final : public RuleCheck {
  public:
@@ -392,7 +392,8 @@ bool every_pass(TSNode n, TSNode loop) {
   return true;
 }
 
-Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward) {
+// `reset`: the holder's later_reset (null when none), found once by the caller.
+Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset) {
   const Value* v = ctx.provenance.value_of(c.stored);
   bool consumed = !is_null(backward) || (v && v->consumed);
   bool proven = v && v->proven();
@@ -425,7 +426,7 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
   std::string why_persist = c.in_loop
                                 ? "`" + c.holder + "` is not rebound inside the loop, so it outlives every iteration"
                                 : "`" + c.holder + "` is instance state, so it outlives this call";
-  if (TSNode reset = later_reset(ctx, c); !is_null(reset))
+  if (!is_null(reset))
     why_persist = "`" + c.holder + "` is reset later in the loop (" + quote_code(text_of(reset, ctx.source)) +
                   ") only on some iterations, so it keeps every graph stored in between";
   f.evidence.push_back({range_of(c.holder_node), why_persist});
@@ -488,7 +489,8 @@ void Check::finish(std::vector<Finding>& out) {
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
-    if (TSNode reset = later_reset(ctx, c); !is_null(reset) && every_pass(reset, c.loop)) {
+    TSNode reset = later_reset(ctx, c);
+    if (!is_null(reset) && every_pass(reset, c.loop)) {
       stay_silent("TG001", c.stored,
                   "`" + c.holder + "` is reset later in every pass (" + quote_code(text_of(reset, ctx.source)) +
                       "): it holds one pass's values at a time, nothing accumulates",
@@ -509,7 +511,7 @@ void Check::finish(std::vector<Finding>& out) {
                       "`, which has no backward and returns a graph to its caller; the loop is not a training loop");
       continue;
     }
-    out.push_back(make_finding(ctx, c, backward));
+    out.push_back(make_finding(ctx, c, backward, reset));
   }
 }
 
