@@ -41,7 +41,11 @@ Not flagged
   provably graph-free (.item(), .detach(), float(), argmax, comparisons, shapes) or not
   tensors at all (numbers, NumPy arrays, timers, the result of a function the analysis cannot
   see); containers filled inside a function that returns a graph to its caller (a forward's
-  per-layer states, a criterion's logging dict: per-call, not per-iteration); holders a
+  per-layer states, a criterion's logging dict: per-call, not per-iteration); a local
+  container filled only by loops over entries (`d.items()`, `net.parameters()`,
+  `net.children()`: one value per entry per call); `.add()` on an instance of a class this
+  file defines (a method call, not a container store; on a class defined elsewhere the
+  finding is a note with an unsafe fix, since what the method keeps is not seen); holders a
   later backward reads (stacked RL objectives, summed losses backwarded after the loop,
   pipeline schedules that fetch held micro-batch losses, distributed autograd); chunked
   losses whose accumulated total is returned to the caller to backward. Deciding this is a
@@ -232,7 +236,10 @@ Not flagged
   base classes, not from the words in comments); `**kwargs` that may carry the sampler;
   `deepspeed.initialize` in a file that shows no distributed launch (no init_process_group,
   torch.distributed, local rank or launcher environment variable), which may be a single
-  process running ZeRO-Offload.)";
+  process running ZeRO-Offload; DDP set up only under a guard that a constant makes false
+  (`world_size = 1 ... if world_size > 1:`). A loader handed to a call whose result replaces
+  it on every path (`..., loader = engine.make_private(data_loader=loader)`) is a note: the
+  code iterates what that unseen call returns, which may shard it.)";
 
 inline constexpr std::string_view kExplainTG007 = R"(Why it costs money
   CUDA kernels run asynchronously: the host queues work and races ahead while the device

@@ -10,13 +10,17 @@
 // differentiable return reads (stacked RL objectives, chunked losses, pipeline getters),
 // decided by reachability; per-call containers: a holder local to a function that has no
 // backward and returns a graph to its caller (a forward's per-layer states, a criterion's
-// logging dict) dies with the call, and the loop that fills it is not a training loop.
+// logging dict) dies with the call, and the loop that fills it is not a training loop; a local
+// holder that outlives only loops over entries (`d.items()`, `net.parameters()`), one value per
+// entry per call; `.add()` on an instance of a class of this file (a method call; on a class
+// defined elsewhere, an unknown callee: note, unsafe fix).
 // Severity by proof: an error needs a graph proven from bindings at every step and a holder
 // whose whole life is seen (local and not handed to the caller, or instance state); a model
 // or criterion known by its name, or a holder returned to / passed in by a caller, caps the
 // finding at warning, and the evidence names that step. `.detach()` is a safe fix only on a
 // proven tensor whose stored copy no caller can still need; otherwise it is offered unsafe.
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <unordered_set>
 
@@ -44,6 +48,10 @@ struct Candidate {
   bool in_loop;
   TSNode loop;         // innermost loop (null outside any loop)
   TSNode constant_key{};  // `d["loss"] = v`: the literal key, which every pass overwrites
+  std::vector<TSNode> outlived;  // the loops of the function the holder outlives, outermost first
+  // `meter.add(v)` where `meter = Meter()` and `Meter` is not defined here: a method of an
+  // object this file does not show, not a proven container store (empty otherwise).
+  std::string object_class;
 };
 
 // How far the holder's life is seen.
@@ -97,6 +105,29 @@ class Check final : public RuleCheck {
     return false;
   }
 
+  // The class every binding of `holder` constructs, when it is not a container type
+  // (`Averager()`, `utils.Meter()`; not `list()`, `deque(...)`, `defaultdict(list)`). Empty
+  // when there is none.
+  std::string constructed_class(const std::string& holder, int scope) const {
+    static constexpr std::array<std::string_view, 4> kContainerClasses = {"OrderedDict", "Counter",
+                                                                          "ChainMap", "UserList"};
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(holder, scope);
+    if (!sites || sites->empty()) return {};
+    std::string cls;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (is(v, k.none)) continue;
+      if (b.arity > 1 || !is(v, k.call)) return {};
+      std::string_view leaf = ctx.model.callee_leaf(v);
+      bool capwords = !leaf.empty() && std::isupper(static_cast<unsigned char>(leaf[0]));
+      if (!capwords || std::find(kContainerClasses.begin(), kContainerClasses.end(), leaf) != kContainerClasses.end())
+        return {};
+      if (!cls.empty() && cls != leaf) return {};
+      cls = leaf;
+    }
+    return cls;
+  }
+
   bool carries_graph(TSNode e) const {
     const Value* v = ctx.provenance.value_of(e);
     return v && v->has_graph();
@@ -108,8 +139,19 @@ class Check final : public RuleCheck {
     int f = ctx.model.enclosing_function(st.scope);
     if (f >= 0 && ctx.model.is_test_function(f)) return;  // tests: retention costs nothing
     const LoopFrame* loop = st.innermost_loop();
-    found.push_back({kind, std::move(holder), std::move(method), stored, store, holder_node,
-                     st.scope, region_of(st), loop != nullptr, loop ? loop->node : TSNode{}});
+    found.push_back({kind, holder, std::move(method), stored, store, holder_node,
+                     st.scope, region_of(st), loop != nullptr, loop ? loop->node : TSNode{}, TSNode{},
+                     loops_outlived(holder, st), {}});
+  }
+
+  // The loops inside the holder's last rebinding: every pass of each adds to the same holder.
+  static std::vector<TSNode> loops_outlived(const std::string& holder, const WalkState& st) {
+    size_t first = 0;
+    for (size_t i = 0; i < st.loops.size(); ++i)
+      if (st.loops[i].bound.count(holder)) first = i + 1;
+    std::vector<TSNode> out;
+    for (size_t i = first; i < st.loops.size(); ++i) out.push_back(st.loops[i].node);
+    return out;
   }
 
   void enter(TSNode n, const WalkState& st) override {
@@ -134,7 +176,18 @@ class Check final : public RuleCheck {
     if (ctx.model.import_of(root_of(*holder)) && !ctx.model.bindings_of(*holder, st.scope)) return;
     TSNode stored = positional_arg(call, method == "insert" ? 1 : 0);
     if (is_null(stored)) return;
+    std::string cls = constructed_class(*holder, st.scope);
+    if (!cls.empty() && ctx.model.class_named(cls) >= 0) {
+      if (!ctx.provenance.in_no_grad(call) && carries_graph(stored))
+        stay_silent("TG001", stored,
+                    "method of " + cls + ": `" + *holder + "` is an instance of `" + cls +
+                        "`, a class of this file, so `." + std::string(method) +
+                        "()` runs that method rather than storing into a container");
+      return;
+    }
+    size_t before = found.size();
     add(StoreKind::Append, *holder, std::string(method), stored, call, holder_node, st);
+    if (found.size() > before) found.back().object_class = cls;
   }
 
   void on_augmented(TSNode a, const WalkState& st) {
@@ -278,6 +331,48 @@ bool computes_a_loss(const RuleContext& ctx, const FunctionInfo& f) {
   if (f.class_index < 0) return false;
   std::string cls = names::lower(ctx.model.classes()[f.class_index].name);
   return cls.ends_with("loss") || cls.ends_with("criterion");
+}
+
+// Iterates what a model or a container already holds (`d.items()`, `net.parameters()`,
+// `net.children()`): as many passes as entries, not data. `zip` stops at its shortest
+// argument, so one such argument bounds it; `enumerate`/`tqdm`/`list`/... pass it through;
+// `cycle` and `chain` do not.
+bool bounded_by_entries(const RuleContext& ctx, TSNode it) {
+  static constexpr std::array<std::string_view, 11> kEntryMethods = {
+      "items", "keys", "values", "parameters", "named_parameters", "buffers", "named_buffers",
+      "children", "named_children", "modules", "named_modules"};
+  static constexpr std::array<std::string_view, 6> kPassThrough = {"enumerate", "tqdm", "iter",
+                                                                    "list", "sorted", "reversed"};
+  it = unparenthesize(it);
+  if (!is(it, kinds().call)) return false;
+  std::string_view leaf = ctx.model.callee_leaf(it);
+  if (is(ctx.model.callee_of(it), kinds().attribute))
+    return std::find(kEntryMethods.begin(), kEntryMethods.end(), leaf) != kEntryMethods.end();
+  bool zip = leaf == "zip";
+  if (!zip && std::find(kPassThrough.begin(), kPassThrough.end(), leaf) == kPassThrough.end()) return false;
+  for (uint32_t i = 0;; ++i) {
+    TSNode arg = positional_arg(it, i);
+    if (is_null(arg)) return false;
+    if (bounded_by_entries(ctx, arg)) return true;
+    if (!zip) return false;  // only the first argument of a pass-through is iterated
+  }
+}
+
+bool walks_entries(const RuleContext& ctx, TSNode loop) {
+  return is(loop, kinds().for_statement) && bounded_by_entries(ctx, field(loop, kinds().f_right));
+}
+
+// A holder local to its function that outlives only loops over entries (none of which trains):
+// one value per entry per call, dropped or replaced by the next call (TG001-NX36). Its owner,
+// or null.
+const FunctionInfo* filled_over_structure(const RuleContext& ctx, const Candidate& c) {
+  if (c.holder.find('.') != std::string::npos || c.outlived.empty()) return nullptr;
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  if (!f || ctx.model.parameter(c.holder, c.scope)) return nullptr;
+  if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
+  for (TSNode loop : c.outlived)
+    if (!walks_entries(ctx, loop) || trains(ctx, loop, c.scope)) return nullptr;
+  return f;
 }
 
 std::string store_text(const Candidate& c) {
@@ -438,6 +533,13 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
   else
     f.evidence.push_back({range_of(c.store), "no `.backward()` and no differentiable return reads `" +
                                                  c.holder + "`"});
+  if (!c.object_class.empty()) {
+    // The store itself is not proven: a method of a class this file does not show.
+    f.severity = Severity::Note;
+    f.evidence.push_back({range_of(c.holder_node),
+                          "`" + c.holder + "` is an instance of `" + c.object_class + "`, which is not defined here: whether `." +
+                              c.method + "()` keeps the value is not seen (an unknown callee)"});
+  }
   if (v && v->naming_only)
     f.evidence.push_back({range_of(c.stored), "the graph is inferred from a name alone (naming heuristic)"});
   else if (v && v->weak)
@@ -450,7 +552,13 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                               " the caller, which may still backward through it or free it (not seen here)"});
   }
   bool may_be_safe = consumed || life == HolderLife::Seen;
-  if (auto fix = detach_fix(ctx, c.stored, may_be_safe, consumed)) f.fixes.push_back(std::move(*fix));
+  if (auto fix = detach_fix(ctx, c.stored, may_be_safe, consumed)) {
+    if (!c.object_class.empty() && fix->safety == FixSafety::Safe) {
+      fix->safety = FixSafety::Unsafe;
+      fix->description += " (what `" + c.method + "()` does with it is not seen)";
+    }
+    f.fixes.push_back(std::move(*fix));
+  }
   if (auto fix = item_fix(ctx, c.stored)) f.fixes.push_back(std::move(*fix));
   return f;
 }
@@ -503,6 +611,14 @@ void Check::finish(std::vector<Finding>& out) {
                       " is a constant: each pass replaces what the last one stored there, so at most "
                       "one pass's graph is held and nothing accumulates",
                   {{range_of(c.constant_key), "the same slot of `" + c.holder + "` on every pass"}});
+      continue;
+    }
+    if (const FunctionInfo* owner = filled_over_structure(ctx, c)) {
+      stay_silent("TG001", c.stored,
+                  "loop over entries: `" + c.holder + "` is local to `" + owner->name +
+                      "` and filled by a loop over a container's entries, parameters or submodules, "
+                      "not over data: it holds one value per entry per call, and the next call builds a new one",
+                  {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives walks entries"}});
       continue;
     }
     if (const FunctionInfo* owner = per_call_owner(ctx, c)) {

@@ -30,7 +30,10 @@
 // non-distributed branch (`else` of `if args.distributed:`); files where Lightning,
 // Accelerate or the Hugging Face Trainer builds and re-shards the loaders (read from calls
 // and base classes, never from comments or strings); `*args` / `**kwargs` that may carry
-// the sampler. The last two are silences: the loader that would have been reported is
+// the sampler; markers under a guard a constant makes false (`world_size = 1 ... if
+// world_size > 1:`). A loader whose name is rebound, on every path, from an unseen call that
+// receives it (`make_private(data_loader=loader)`) is a note: the claim rests on that callee.
+// The framework and splat cases are silences: the loader that would have been reported is
 // recorded with the framework (or the splat) that kept the rule quiet.
 #include <optional>
 #include <unordered_set>
@@ -85,6 +88,7 @@ struct Checker final : RuleCheck {
     if (!is(n, k.call)) return;
     int fn = ctx.model.enclosing_function(st.scope);
     if (is_torch_dataloader(ctx.model, n)) candidates.push_back({n, st.scope});
+    if (never_runs(n, st.scope)) return;
     note_call(n, fn);
   }
 
@@ -111,6 +115,7 @@ struct Checker final : RuleCheck {
       if (framework) silent_for_framework(c, *marker);
       else if (TSNode splat = splat_of(c.call); !is_null(splat)) silent_for_splat(c, splat);
       else if (single_process_deepspeed()) silent_for_single_process(c, *marker);
+      else if (TSNode by = replaced_by(c); !is_null(by)) out.push_back(replaced_finding(c, *marker, by));
       else out.push_back(make_finding(c, *marker));
     }
   }
@@ -238,6 +243,49 @@ struct Checker final : RuleCheck {
   }
 
   // --- is the loader torch's DataLoader, and is it under DDP? -------------------------------
+
+  // `world_size = 1 ... if world_size > 1: model = DDP(model)`: the branch sits under a
+  // comparison of a name bound only to an integer literal with an integer, and that
+  // comparison is false, so nothing in it runs (TG012-NX15, round 9: opacus' benchmark).
+  bool never_runs(TSNode n, int scope) const {
+    TSNode child = n;
+    for (TSNode p = ts_node_parent(n); !is_null(p); child = p, p = ts_node_parent(p)) {
+      if (is(p, k.function_definition) || is(p, k.class_definition) || is(p, k.lambda)) return false;
+      if ((is(p, k.if_statement) || is(p, k.elif_clause)) && ts_node_eq(field(p, k.f_consequence), child) &&
+          constant_comparison(field(p, k.f_condition), scope) == false)
+        return true;
+    }
+    return false;
+  }
+
+  std::optional<long long> integer_value(TSNode e, int scope) const {
+    e = unparenthesize(e);
+    if (is(e, k.identifier)) {
+      std::string_view name = text_of(e, ctx.source);
+      const std::vector<BindingSite>* sites = ctx.model.bindings_of(name, scope);
+      if (!sites || sites->size() != 1 || (*sites)[0].arity != 1 || ctx.model.parameter(name, scope))
+        return std::nullopt;
+      e = unparenthesize((*sites)[0].value);
+    }
+    if (!is(e, k.integer)) return std::nullopt;
+    std::string digits(text_of(e, ctx.source));
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 12)
+      return std::nullopt;
+    return std::stoll(digits);
+  }
+
+  // The value of `a OP b` when both sides are integer constants; nullopt otherwise.
+  std::optional<bool> constant_comparison(TSNode cond, int scope) const {
+    cond = unparenthesize(cond);
+    if (!is(cond, k.comparison_operator) || ts_node_named_child_count(cond) != 2) return std::nullopt;
+    auto a = integer_value(ts_node_named_child(cond, 0), scope);
+    auto b = integer_value(ts_node_named_child(cond, 1), scope);
+    if (!a || !b) return std::nullopt;
+    for (auto [op, holds] : {std::pair<std::string_view, bool>{">", *a > *b}, {">=", *a >= *b},
+                             {"<", *a < *b}, {"<=", *a <= *b}, {"==", *a == *b}, {"!=", *a != *b}})
+      if (has_operator(cond, op)) return holds;
+    return std::nullopt;
+  }
 
   // A function is distributed when it (or a function nested in it) sets DDP up, or when it
   // calls a local function that is.
@@ -479,6 +527,61 @@ struct Checker final : RuleCheck {
       found = found || ((is(c, k.integer) || is(c, k.unary_operator)) && text_of(c, ctx.source) == value);
     });
     return found;
+  }
+
+  // `model, opt, loader = engine.make_private(..., data_loader=loader)`: a later binding of the
+  // loader's name comes from a call that receives the loader, and that call is not seen here
+  // (not a function of this file, not an iterable wrapper such as `iter` or `tqdm`). What the
+  // code iterates from then on is that call's loader. Null when there is none.
+  TSNode replaced_by(const Candidate& c) const {
+    auto name = bound_name(c.call);
+    if (!name) return TSNode{};
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(*name, c.scope);
+    if (!sites) return TSNode{};
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (!is(v, k.call) || ts_node_start_byte(v) <= ts_node_end_byte(c.call)) continue;
+      if (names::is_iterable_wrapper(ctx.model.callee_leaf(v)) || local_callees(ctx.model, v)) continue;
+      if (!runs_whenever(v, c.call)) continue;  // `if not args.disable_dp: ... = make_private(...)`
+      bool receives = false;
+      for_each_named_child(field(v, k.f_arguments), [&](TSNode a) {
+        if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+        auto d = dotted_name(a, ctx.source);
+        receives = receives || (d && *d == *name);
+      });
+      if (receives) return v;
+    }
+    return TSNode{};
+  }
+
+  // True when `later` runs whenever `first` does: no branch, loop or handler lies between
+  // `later` and the block that holds `first`'s statement.
+  bool runs_whenever(TSNode later, TSNode first) const {
+    TSNode block{};
+    for (TSNode p = first; !is_null(p); p = ts_node_parent(p)) {
+      TSNode parent = ts_node_parent(p);
+      if (!is_null(parent) && (is(parent, k.block) || is(parent, k.module))) { block = parent; break; }
+    }
+    for (TSNode p = ts_node_parent(later); !is_null(p); p = ts_node_parent(p)) {
+      if (ts_node_eq(p, block)) return true;
+      if (is(p, k.if_statement) || is(p, k.elif_clause) || is(p, k.else_clause) || is(p, k.for_statement) ||
+          is(p, k.while_statement) || is(p, k.try_statement) || is(p, k.conditional_expression) ||
+          is(p, k.function_definition) || is(p, k.lambda))
+        return false;
+    }
+    return false;
+  }
+
+  // The claim rests on a call this file does not show: a note whose evidence names it.
+  Finding replaced_finding(const Candidate& c, const Marker& marker, TSNode by) const {
+    Finding f = make_finding(c, marker);
+    f.severity = Severity::Note;
+    std::string callee(text_of(field(by, k.f_function), ctx.source));
+    f.message = quote_code(text_of(c.call, ctx.source)) + " has no DistributedSampler, and the code goes on with the loader `" +
+                callee + "(...)` returns in its place: if that call does not shard it, every rank walks the full dataset.";
+    f.evidence.push_back({range_of(by), quote_code(callee) + " receives the loader and its result replaces it; "
+                                         "what it does is not seen here (an unknown callee)"});
+    return f;
   }
 
   // --- the finding ------------------------------------------------------------------------
