@@ -16,6 +16,7 @@
 #include "server/cli/estimate_command.h"
 #include "server/cli/gpus_command.h"
 #include "server/cli/rule_commands.h"
+#include "server/cli/shell_docs.h"
 #include "server/cli/time_budget.h"
 #include "server/cli/version.h"
 #include "server/lsp/lsp_command.h"
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
   CLI::App* gpus = server::add_gpus_command(app, gpus_args);
   preflight::lsp::LspArgs lsp_args;
   CLI::App* lsp = preflight::lsp::add_lsp_command(app, lsp_args);
+  // Hidden: the build writes the man page and the shell completions from this definition.
+  server::GenerateDocsArgs docs_args;
+  CLI::App* docs = server::add_generate_docs_command(app, docs_args);
   // Further subcommands (`lsp`, `estimate`, `gpus`) are registered here, each from its own
   // server/ module, and dispatched below; the check shorthand picks up their names itself.
 
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
   if (estimate->parsed()) return server::run_estimate(estimate_args, std::cout, std::cerr);
   if (gpus->parsed()) return server::run_gpus(gpus_args, std::cout, std::cerr);
   if (lsp->parsed()) return preflight::lsp::run_lsp(lsp_args);
+  if (docs->parsed()) return server::run_generate_docs(app, docs_args, std::cout, std::cerr);
   std::cout << app.help();
   return 0;
 }
