@@ -87,7 +87,7 @@ constexpr std::array<std::string_view, 6> kEvalLoaderHints = {"val", "valid", "t
                                                               "eval", "dev", "holdout"};
 constexpr std::array<std::string_view, 6> kLoaderTokens = {"loader", "dataset", "batches",
                                                            "_data", "data_", "iterator"};
-constexpr std::array<std::string_view, 4> kEvalLoaderNameWords = {"val", "valid", "eval", "test"};
+constexpr std::array<std::string_view, 5> kEvalLoaderNameWords = {"val", "valid", "eval", "test", "inference"};
 constexpr std::array<std::string_view, 7> kLauncherEnvVars = {
     "LOCAL_RANK", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "--local_rank",
     "--local-rank"};

@@ -45,7 +45,9 @@ Not flagged
   container filled only by loops over entries (`d.items()`, `net.parameters()`,
   `net.children()`: one value per entry per call); `.add()` on an instance of a class this
   file defines (a method call, not a container store; on a class defined elsewhere the
-  finding is a note with an unsafe fix, since what the method keeps is not seen); holders a
+  finding is a note with an unsafe fix, since what the method keeps is not seen); local
+  containers of a module's `forward`; after a backward consumed the graph, a holder local to
+  its function that outlives no training loop (freed when the call returns); holders a
   later backward reads (stacked RL objectives, summed losses backwarded after the loop,
   pipeline schedules that fetch held micro-batch losses, distributed autograd); chunked
   losses whose accumulated total is returned to the caller to backward. Deciding this is a
@@ -239,7 +241,9 @@ Not flagged
   process running ZeRO-Offload; DDP set up only under a guard that a constant makes false
   (`world_size = 1 ... if world_size > 1:`). A loader handed to a call whose result replaces
   it on every path (`..., loader = engine.make_private(data_loader=loader)`) is a note: the
-  code iterates what that unseen call returns, which may shard it.)";
+  code iterates what that unseen call returns, which may shard it. So is a loader no loop of
+  the file iterates that is handed, itself or in a dict, to a call the file does not define
+  (`runner.train(loaders={"train": loader})`): whatever iterates it there may shard it.)";
 
 inline constexpr std::string_view kExplainTG007 = R"(Why it costs money
   CUDA kernels run asynchronously: the host queues work and races ahead while the device
@@ -268,7 +272,9 @@ Not flagged
   run every N steps; a synchronize in a timing region (the step loop reads a clock such as
   `time.perf_counter()`, records CUDA timing events or uses `torch.utils.benchmark`: the
   sync is needed for a correct measurement; shown as a silence); receivers not shown to be
-  tensors (`buckets[k].tolist()`). Lightning's and the Hugging Face Trainer's
+  tensors (`buckets[k].tolist()`); a loop that backwards over a literal list of
+  configurations (`for stride, ch in [(1, 32), (2, 32)]:`), a fixed set of runs rather than
+  the steps of one (shown as a silence). Lightning's and the Hugging Face Trainer's
   `training_step` count as the body of the training loop.)";
 
 inline constexpr std::string_view kExplainTG010 = R"(Why it costs money

@@ -307,7 +307,10 @@ const FunctionInfo* per_call_owner(const RuleContext& ctx, const Candidate& c) {
   const FunctionInfo* f = function_at(ctx, c.scope);
   if (!f || f->calls_backward || ctx.model.parameter(c.holder, c.scope)) return nullptr;
   if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
-  if (!ctx.provenance.return_value(ctx.model.function_of(f->node)).has_graph()) return nullptr;
+  // A module's `forward` is the forward pass itself: what it returns is the model's output,
+  // whatever the analysis can show of it (TG001-NX39, round 10: Darknet's route outputs).
+  bool module_forward = f->name == "forward" && f->class_index >= 0 && ctx.model.classes()[f->class_index].is_module;
+  if (!module_forward && !ctx.provenance.return_value(ctx.model.function_of(f->node)).has_graph()) return nullptr;
   // Something besides the bare holder goes back: a loss, the output, or the holder as one
   // result among several (`return cls_preds, mask_preds`).
   bool returns_more = false;
@@ -372,6 +375,20 @@ const FunctionInfo* filled_over_structure(const RuleContext& ctx, const Candidat
   if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
   for (TSNode loop : c.outlived)
     if (!walks_entries(ctx, loop) || trains(ctx, loop, c.scope)) return nullptr;
+  return f;
+}
+
+// After a backward consumed the graph, a stored tensor pins only bookkeeping, and it grows
+// only while the holder lives: a holder local to its function, neither passed in nor
+// returned, that outlives no training loop is freed with the call (TG001-NX39, round 10:
+// apex's transducer reference packs slices of its output into a list for `torch.cat`).
+const FunctionInfo* bounded_by_the_call(const RuleContext& ctx, const Candidate& c) {
+  if (c.holder.find('.') != std::string::npos) return nullptr;
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  if (!f || holder_life(ctx, c) != HolderLife::Seen) return nullptr;
+  if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
+  for (TSNode loop : c.outlived)
+    if (trains(ctx, loop, c.scope)) return nullptr;
   return f;
 }
 
@@ -619,6 +636,12 @@ void Check::finish(std::vector<Finding>& out) {
                       "` and filled by a loop over a container's entries, parameters or submodules, "
                       "not over data: it holds one value per entry per call, and the next call builds a new one",
                   {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives walks entries"}});
+      continue;
+    }
+    if (const FunctionInfo* owner = consumed ? bounded_by_the_call(ctx, c) : nullptr) {
+      stay_silent("TG001", c.stored,
+                  "per-call after the backward: `" + c.holder + "` is local to `" + owner->name +
+                      "` and no loop it outlives trains, so what it keeps is freed when the call returns");
       continue;
     }
     if (const FunctionInfo* owner = per_call_owner(ctx, c)) {

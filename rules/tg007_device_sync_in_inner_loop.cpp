@@ -14,7 +14,8 @@
 // something other than one tensor (a model's tuple of losses, TG007-NX20); per-element loops that themselves
 // backward (micro-batches); code under no_grad (validation); a synchronize guarded by a
 // plain flag or run every N steps (`if profile:`, `if step % k == 0`: timing code,
-// TG007-P05). Silent, with the reason recorded: a synchronize in a timing region, the
+// TG007-P05); a loop over a literal list (`for cfg in [(1, 32), (2, 64)]:`), a fixed set of
+// configurations rather than the steps of a run (TG007-NX21). Silent, with the reason recorded: a synchronize in a timing region, the
 // training-step loop (or a loop inside it) that reads a clock bound through the imports
 // (`time.perf_counter()`, `time.time()`, `timeit`), creates / records / reads a CUDA timing
 // event, or measures with `torch.utils.benchmark`: there the sync is what makes the timing
@@ -118,10 +119,22 @@ struct Checker final : RuleCheck {
   }
 
   // The backward (or hook) that makes this the training step, looking at loops [0, upto).
-  TSNode training_anchor(const WalkState& st, size_t upto) {
-    for (size_t i = 0; i < upto && i < st.loops.size(); ++i)
-      if (TSNode b = step_backward_of(st.loops[i].node); !is_null(b)) return b;
+  // A loop over a literal list (`for stride, ch in [(1, 32), (2, 32)]:`) walks a fixed set of
+  // configurations, each its own experiment: a backward there is not a training step
+  // (TG007-NX21, round 10: apex's bottleneck test); `over_configs` gets that loop.
+  TSNode training_anchor(const WalkState& st, size_t upto, TSNode* over_configs = nullptr) {
+    for (size_t i = 0; i < upto && i < st.loops.size(); ++i) {
+      TSNode b = step_backward_of(st.loops[i].node);
+      if (is_null(b)) continue;
+      if (!walks_literal_list(st.loops[i])) return b;
+      if (over_configs) *over_configs = st.loops[i].node;
+    }
     return training_hook(st.scope);
+  }
+
+  bool walks_literal_list(const LoopFrame& loop) const {
+    TSNode it = unparenthesize(loop.iterable);
+    return !is_null(it) && (is(it, k.list) || is(it, k.tuple) || is(it, k.set));
   }
 
   void enter(TSNode n, const WalkState& st) override {
@@ -134,7 +147,13 @@ struct Checker final : RuleCheck {
   }
 
   void on_synchronize(TSNode call, const WalkState& st) {
-    TSNode train = training_anchor(st, st.loops.size());
+    TSNode configs{};
+    TSNode train = training_anchor(st, st.loops.size(), &configs);
+    if (is_null(train) && !is_null(configs) && !guarded_as_timing(call))
+      stay_silent("TG007", call,
+                  "loop over configurations: the loop that backwards walks a literal list, a fixed set of "
+                  "runs, not the steps of one training run",
+                  {{range_of(field(configs, k.f_right)), "the literal list the loop walks"}});
     if (is_null(train) || guarded_as_timing(call)) return;
     std::string clock_why;
     if (TSNode clock = timing_region(st, clock_why); !is_null(clock)) {

@@ -116,6 +116,7 @@ struct Checker final : RuleCheck {
       else if (TSNode splat = splat_of(c.call); !is_null(splat)) silent_for_splat(c, splat);
       else if (single_process_deepspeed()) silent_for_single_process(c, *marker);
       else if (TSNode by = replaced_by(c); !is_null(by)) out.push_back(replaced_finding(c, *marker, by));
+      else if (TSNode to = handed_to_unseen(c); !is_null(to)) out.push_back(handed_finding(c, *marker, to));
       else out.push_back(make_finding(c, *marker));
     }
   }
@@ -541,7 +542,7 @@ struct Checker final : RuleCheck {
     for (const BindingSite& b : *sites) {
       TSNode v = unparenthesize(b.value);
       if (!is(v, k.call) || ts_node_start_byte(v) <= ts_node_end_byte(c.call)) continue;
-      if (names::is_iterable_wrapper(ctx.model.callee_leaf(v)) || local_callees(ctx.model, v)) continue;
+      if (names::is_iterable_wrapper(ctx.model.callee_leaf(v)) || defined_here(v)) continue;
       if (!runs_whenever(v, c.call)) continue;  // `if not args.disable_dp: ... = make_private(...)`
       bool receives = false;
       for_each_named_child(field(v, k.f_arguments), [&](TSNode a) {
@@ -552,6 +553,93 @@ struct Checker final : RuleCheck {
       if (receives) return v;
     }
     return TSNode{};
+  }
+
+  // `x = {"train": DataLoader(...)}` / `x = [DataLoader(...)]`: `x` (nullopt otherwise).
+  std::optional<std::string> literal_holder(TSNode call) const {
+    TSNode p = ts_node_parent(call);
+    if (is(p, k.pair)) p = ts_node_parent(p);
+    if (!is(p, k.dictionary) && !is(p, k.list) && !is(p, k.tuple)) return std::nullopt;
+    TSNode a = ts_node_parent(p);
+    if (!is(a, k.assignment) || !ts_node_eq(field(a, k.f_right), p)) return std::nullopt;
+    TSNode left = field(a, k.f_left);
+    if (!is(left, k.identifier) && !is(left, k.attribute)) return std::nullopt;
+    return dotted_name(left, ctx.source);
+  }
+
+  // A loader whose use this file does not show (no loop iterates it) and that is handed —
+  // itself or in a dict / list literal — to a call this file does not define
+  // (`runner.train(loaders={"train": loader})`): whatever iterates it may shard it, so the
+  // claim rests on an unknown callee. The call, or null.
+  TSNode handed_to_unseen(const Candidate& c) const {
+    if (purpose(c).use != Use::Unknown) return TSNode{};
+    std::vector<std::string> names;
+    if (auto n = bound_name(c.call)) names.push_back(*n);
+    else if (auto holder = literal_holder(c.call)) names.push_back(*holder);
+    if (names.empty()) return TSNode{};
+    TSNode region = region_of(names.front(), c.scope);
+    if (is_null(region)) return TSNode{};
+    // One level of literals that hold the loader: `loaders = {"train": loader, "valid": loader}`.
+    std::vector<TSNode> todo{region};
+    while (!todo.empty()) {
+      TSNode n = todo.back();
+      todo.pop_back();
+      if (is(n, k.assignment) && holds_a_name(field(n, k.f_right), names.front()))
+        if (auto d = dotted_name(field(n, k.f_left), ctx.source)) names.push_back(*d);
+      for_each_named_child(n, [&](TSNode ch) { todo.push_back(ch); });
+    }
+    TSNode found{};
+    ctx.model.for_each_call_in(region, [&](TSNode call) {
+      if (!is_null(found) || ts_node_start_byte(call) <= ts_node_start_byte(c.call)) return;
+      if (defined_here(call) || shards_nothing(call)) return;
+      for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+        if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+        auto d = dotted_name(a, ctx.source);
+        if (d && std::find(names.begin(), names.end(), *d) != names.end()) found = call;
+      });
+    });
+    return found;
+  }
+
+  // A call of a function or a class this file defines: what it does with the loader is seen
+  // (an `InfiniteIterator(loader)` wrapper class shards nothing the file does not show).
+  bool defined_here(TSNode call) const {
+    if (local_callees(ctx.model, call)) return true;
+    TSNode callee = field(call, k.f_function);
+    return is(callee, k.identifier) && ctx.model.class_named(text_of(callee, ctx.source)) >= 0;
+  }
+
+  // A dict / list / tuple literal with `name` among its elements or values.
+  bool holds_a_name(TSNode e, const std::string& name) const {
+    e = unparenthesize(e);
+    if (!is(e, k.dictionary) && !is(e, k.list) && !is(e, k.tuple)) return false;
+    bool found = false;
+    for_each_named_child(e, [&](TSNode el) {
+      if (is(el, k.pair)) el = field(el, k.f_value);
+      auto d = dotted_name(el, ctx.source);
+      found = found || (d && *d == name);
+    });
+    return found;
+  }
+
+  // Builtins and wrappers that only look at or walk a loader (`len`, `print`, `iter`,
+  // `enumerate`): handing it to them shards nothing.
+  bool shards_nothing(TSNode call) const {
+    std::string_view leaf = ctx.model.callee_leaf(call);
+    if (names::is_iterable_wrapper(leaf)) return true;
+    for (std::string_view b : {"len", "print", "next", "isinstance", "str", "repr", "type", "id", "hasattr", "getattr"})
+      if (leaf == b && is(field(call, k.f_function), k.identifier)) return true;
+    return false;
+  }
+
+  Finding handed_finding(const Candidate& c, const Marker& marker, TSNode to) const {
+    Finding f = make_finding(c, marker);
+    f.severity = Severity::Note;
+    std::string callee(text_of(field(to, k.f_function), ctx.source));
+    f.message = quote_code(text_of(c.call, ctx.source)) + " has no DistributedSampler, and no loop in this file iterates it: it is handed to `" +
+                callee + "(...)`, and if what iterates it there does not shard it, every rank walks the full dataset.";
+    f.evidence.push_back({range_of(to), quote_code(callee) + " receives the loader; whether it shards it is not seen here (an unknown callee)"});
+    return f;
   }
 
   // True when `later` runs whenever `first` does: no branch, loop or handler lies between
