@@ -110,8 +110,8 @@ The fix
 Not flagged
   Loops that clear gradients anywhere in their body, under any condition (accumulation
   that zeroes every k steps is fine), by zero_grad(), `p.grad = None`, `p.grad.zero_()` or a
-  local helper that does so; loops without an optimizer step (micro-batch loops whose
-  step is in the outer loop, saliency maps); Lightning, Fabric and distributed-autograd
+  local helper that does so; loops without an optimizer step (saliency maps; a micro-batch
+  loop is judged with the loop around it that steps, where a clear anywhere is enough); Lightning, Fabric and distributed-autograd
   backwards, and methods of a LightningModule, whose trainer clears gradients.)";
 
 inline constexpr std::string_view kExplainTG005 = R"(Why it costs money

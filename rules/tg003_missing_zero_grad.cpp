@@ -1,8 +1,10 @@
 // TG003 missing-zero-grad: a loop backwards and steps an optimizer but never clears the
 // gradients, so `.grad` sums across iterations and every update applies all of them.
 //
-// Evidence chain: the `.backward()` call -> the optimizer step in the same loop (the
-// optimizer is known by its binding, or by its name as a last resort) -> nothing in that
+// Evidence chain: the `.backward()` call -> the optimizer step in the innermost loop around
+// it that steps one (a micro-batch loop's step is in the loop around it; the optimizer is
+// known by its binding, or by its name as a last resort; `scaler.step(optimizer)` counts)
+// -> nothing in that
 // loop clears gradients (`zero_grad()`, `p.grad = None`, `p.grad.zero_()`, or a local helper
 // that does either). With as many optimizer steps as backwards in the loop (two models
 // trained side by side), the i-th backward's evidence names the i-th step.
@@ -35,11 +37,21 @@ struct Checker final : RuleCheck {
     if (!is(n, k.call) || ctx.model.callee_leaf(n) != "backward") return;
     TSNode callee = field(n, k.f_function);
     if (!is(callee, k.attribute)) return;  // bare backward(loss): not a gradient step
-    const LoopFrame* loop = st.innermost_loop();
+    if (st.loops.empty()) return;
+    // The step may sit in an enclosing loop (nanoGPT: micro-batch backwards inside, one
+    // `scaler.step(optimizer)` per outer iteration): the innermost loop around this backward
+    // that steps an optimizer is the training step; a clear anywhere in it is enough.
+    const LoopFrame* loop = nullptr;
+    TSNode step{};
+    for (auto it = st.loops.rbegin(); it != st.loops.rend(); ++it) {
+      if (clears_gradients(it->node, 0)) return;
+      step = optimizer_step(it->node, st.scope);
+      if (!is_null(step)) {
+        loop = &*it;
+        break;
+      }
+    }
     if (!loop) return;
-    if (clears_gradients(loop->node, 0)) return;
-    TSNode step = optimizer_step(loop->node, st.scope);
-    if (is_null(step)) return;
     if (auto owner = gradient_owner(field(callee, k.f_object), st.scope))
       return stay_silent("TG003", n, reason_for(*owner), {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
     step = paired_step(n, loop->node, st.scope, step);
@@ -69,16 +81,23 @@ struct Checker final : RuleCheck {
     return first;
   }
 
+  bool is_step_call(TSNode n, int scope) const {
+    if (!is(n, k.call) || ctx.model.callee_leaf(n) != "step") return false;
+    TSNode callee = field(n, k.f_function);
+    if (!is(callee, k.attribute)) return false;
+    auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+    if (recv && ctx.model.is_optimizer(*recv, scope)) return true;
+    auto arg = dotted_name(positional_arg(n, 0), ctx.source);
+    return arg && ctx.model.kind_of(*arg, scope) == ValueKind::Optimizer;
+  }
+
   void collect_calls(TSNode n, int scope, std::vector<TSNode>& backwards, std::vector<TSNode>& steps) const {
     if (is(n, k.function_definition) || is(n, k.class_definition) || is(n, k.lambda)) return;
     if (is(n, k.call)) {
       std::string_view leaf = ctx.model.callee_leaf(n);
       TSNode callee = field(n, k.f_function);
       if (leaf == "backward" && is(callee, k.attribute)) backwards.push_back(n);
-      if (leaf == "step" && is(callee, k.attribute)) {
-        auto recv = dotted_name(field(callee, k.f_object), ctx.source);
-        if (recv && ctx.model.is_optimizer(*recv, scope)) steps.push_back(n);
-      }
+      if (is_step_call(n, scope)) steps.push_back(n);
     }
     for_each_named_child(n, [&](TSNode c) { collect_calls(c, scope, backwards, steps); });
   }
@@ -143,15 +162,10 @@ struct Checker final : RuleCheck {
     return false;
   }
 
-  // `R.step(...)` where R is an optimizer (by binding, else by name; never a scheduler).
+  // `R.step(...)` where R is an optimizer (by binding, else by name; never a scheduler), or
+  // `scaler.step(optimizer)`: a step handed its optimizer (torch.amp's GradScaler).
   TSNode optimizer_step(TSNode n, int scope) const {
-    if (is(n, k.call) && ctx.model.callee_leaf(n) == "step") {
-      TSNode callee = field(n, k.f_function);
-      if (is(callee, k.attribute)) {
-        auto recv = dotted_name(field(callee, k.f_object), ctx.source);
-        if (recv && ctx.model.is_optimizer(*recv, scope)) return n;
-      }
-    }
+    if (is_step_call(n, scope)) return n;
     TSNode found{};
     for_each_named_child(n, [&](TSNode c) {
       if (is_null(found)) found = optimizer_step(c, scope);
