@@ -319,6 +319,7 @@ struct DocumentAnalysis::Slicing {
   std::vector<int> was;      // per unit: its index in previous->units when clean, else -1
   std::vector<char> in_slice;
   bool removed_any = false;  // a unit of the previous text has no counterpart now
+  bool removed_other_than_methods = false;  // ... and one of those was not a method
 
   // Units of the current tree: clean ones keep their facts, the rest are read afresh.
   void read_units(TSNode root) {
@@ -422,7 +423,11 @@ struct DocumentAnalysis::Slicing {
       else add_defines(changed, units[u]), in_slice[u] = 1;
     }
     for (size_t p = 0; p < matched.size(); ++p)
-      if (!matched[p]) add_defines(changed, previous->units[p]), removed_any = true;
+      if (!matched[p]) {
+        add_defines(changed, previous->units[p]);
+        removed_any = true;
+        removed_other_than_methods = removed_other_than_methods || previous->units[p].role != UnitRole::Method;
+      }
     // A changed header or class code (one scope with every method) changes the whole class.
     std::vector<int> header = class_headers(units);
     for (size_t u = 0; u < units.size(); ++u)
@@ -541,7 +546,7 @@ struct DocumentAnalysis::Slicing {
         if (units[u].role != UnitRole::Method) return false;
         any = true;
       }
-    return any && !removed_any;
+    return any && !removed_other_than_methods;
   }
 
   size_t slice_size() const { return static_cast<size_t>(std::count(in_slice.begin(), in_slice.end(), 1)); }

@@ -564,6 +564,25 @@ TEST(Incremental, WhileAMethodDoesNotParseTheOtherMethodsKeepTheirFindings) {
   EXPECT_TRUE(doc.last_stats().sliced || doc.last_stats().reanalysed == 0) << doc.last_stats().whole_file_because;
 }
 
+// The fallback, and its reason in the stats (the typing bench reports it): a method that
+// shares `self` state with every other method of its class reaches all of them.
+TEST(Incremental, AnEditOfAMethodThatSharesStateWithItsWholeClassSaysWhyTheFileIsCheckedWhole) {
+  std::string text = "import torch\n\n\nclass Trainer:\n";
+  for (int i = 0; i < 30; ++i)
+    text += "    def step_" + std::to_string(i) + "(self, xb):\n        out = self.model(xb)\n"
+            "        return out.sum()\n\n";
+  DocumentAnalysis doc(text);
+  ASSERT_TRUE(doc.check({}).has_value());
+  size_t at = text.find("out = self.model", text.find("def step_7("));
+  doc.edit(at, at + 3, "res");  // `out` -> `res` on one line: still parses
+  std::optional<CheckResult> r = doc.check({});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(render(*r), render(check_source(doc.text(), {})));
+  EXPECT_FALSE(doc.last_stats().sliced);
+  EXPECT_NE(doc.last_stats().whole_file_because.find("the edited method shares self attributes"), std::string::npos)
+      << doc.last_stats().whole_file_because;
+}
+
 // A region over 32 KiB (here one class) is not parsed on its own: the kept tree is reparsed
 // against the edit instead, on both paths, and the results still follow the oracle.
 TEST(Incremental, EditsInsideAClassLargerThanTheRegionLimitReparseTheKeptTree) {
