@@ -131,21 +131,31 @@ bool context_order(const ContextFact& a, const ContextFact& b) {
 
 // The parts of the parse view the slice is parsed from: each kept unit with the line breaks
 // after it (up to the next unit), so the scanner sees the statement end and, at the next
-// kept unit's first column, its indentation. `end` is the point where the text ends.
+// kept unit's first column, its indentation. A member of a split class starts at the start
+// of its line (its indentation is its own: a kept member after left-out ones is indented as
+// before, and a top-level unit after a kept member dedents); any other unit at its first
+// byte, so that one at an odd column after a left-out unit is read at the top level, as the
+// whole text reads it. `end` is the point where the text ends.
 std::vector<TSRange> slice_ranges(std::string_view parsed, TSPoint end_of_text, const std::vector<UnitFacts>& units,
                                   const std::vector<char>& keep) {
   std::vector<TSRange> ranges;
+  auto begin_of = [&](size_t u) {
+    return is_member(units[u].role) ? units[u].range.begin - units[u].start.column : units[u].range.begin;
+  };
+  auto point_of = [&](size_t u) {
+    return is_member(units[u].role) ? TSPoint{units[u].start.row, 0} : units[u].start;
+  };
   for (size_t u = 0; u < units.size(); ++u) {
     if (!keep[u]) continue;
     bool last = u + 1 == units.size();
-    uint32_t end = last ? static_cast<uint32_t>(parsed.size()) : units[u + 1].range.begin;
-    TSPoint start_point = units[u].start;
-    TSPoint end_point = last ? end_of_text : units[u + 1].start;
-    if (!ranges.empty() && ranges.back().end_byte == units[u].range.begin) {
+    uint32_t begin = begin_of(u);
+    uint32_t end = last ? static_cast<uint32_t>(parsed.size()) : begin_of(u + 1);
+    TSPoint end_point = last ? end_of_text : point_of(u + 1);
+    if (!ranges.empty() && ranges.back().end_byte == begin) {
       ranges.back().end_byte = end;
       ranges.back().end_point = end_point;
     } else {
-      ranges.push_back({start_point, end_point, units[u].range.begin, end});
+      ranges.push_back({point_of(u), end_point, begin, end});
     }
   }
   return ranges;
@@ -309,6 +319,7 @@ struct DocumentAnalysis::Slicing {
   std::vector<int> was;      // per unit: its index in previous->units when clean, else -1
   std::vector<char> in_slice;
   bool removed_any = false;  // a unit of the previous text has no counterpart now
+  bool removed_other_than_methods = false;  // ... and one of those was not a method
 
   // Units of the current tree: clean ones keep their facts, the rest are read afresh.
   void read_units(TSNode root) {
@@ -318,8 +329,10 @@ struct DocumentAnalysis::Slicing {
     for (size_t u = 0; u < spans.size() && previous; ++u)
       if (auto before = shift.unmap(spans[u].range)) {
         was[u] = unit_with_range(previous->units, *before);
+        if (was[u] >= 0 && previous->units[was[u]].role != spans[u].role) was[u] = -1;
         wanted[u] = was[u] < 0;
       }
+    if (previous) keep_members_with_their_class(spans, wanted);
     units = unit_facts(root, spans, wanted, text);
     for (size_t u = 0; u < spans.size(); ++u)
       if (was[u] >= 0) {
@@ -327,6 +340,21 @@ struct DocumentAnalysis::Slicing {
         units[u].range = spans[u].range;
         units[u].start = spans[u].start;
       }
+  }
+
+  // A member is clean only when its class's header is, and was its header before (its facts
+  // name the class): the members of a changed header are read afresh.
+  void keep_members_with_their_class(const std::vector<UnitSpan>& spans, std::vector<bool>& wanted) {
+    std::vector<int> old_header = class_headers(previous->units);
+    int header = -1;
+    for (size_t u = 0; u < spans.size(); ++u) {
+      if (spans[u].role == UnitRole::ClassHeader) header = static_cast<int>(u);
+      if (!is_member(spans[u].role) || was[u] < 0) continue;
+      if (header < 0 || was[header] < 0 || old_header[was[u]] != was[header]) {
+        was[u] = -1;
+        wanted[u] = true;
+      }
+    }
   }
 
   // The units of the current text without a tree of all of it: the previous units whose lines
@@ -341,7 +369,12 @@ struct DocumentAnalysis::Slicing {
     std::string_view before = previous->text;  // the previous text (its parse view: same line breaks)
     size_t n = old.size(), first = 0, last = n;  // old units [first, last) are replaced
     while (first < n && next_line_start(before, old[first].range.end) <= shift.prefix) ++first;
-    while (last > first && old[last - 1].range.begin > shift.old_suffix && old[last - 1].start.column == 0) --last;
+    // A region starts and ends outside any split class (a member's line is not parsed alone).
+    if (first < n && is_member(old[first].role)) return false;
+    while (last > first && old[last - 1].range.begin > shift.old_suffix &&
+           (old[last - 1].start.column == 0 || is_member(old[last - 1].role)))
+      --last;
+    while (last < n && is_member(old[last].role)) ++last;  // the rest of a class whose header is replaced
     size_t old_begin = first > 0 ? next_line_start(before, old[first - 1].range.end) : 0;
     size_t old_end = last < n ? old[last].range.begin : before.size();
     if (old_begin > shift.prefix || old_end < shift.old_suffix) return false;
@@ -361,7 +394,8 @@ struct DocumentAnalysis::Slicing {
       if (ts_node_has_error(region.root())) return false;
       std::vector<UnitSpan> spans = unit_spans(region.root());
       for (const UnitSpan& s : spans)
-        if (s.range.begin < new_begin || s.range.end > new_end || s.start.column != 0) return false;
+        if (s.range.begin < new_begin || s.range.end > new_end || (!is_member(s.role) && s.start.column != 0))
+          return false;
       fresh = unit_facts(region.root(), spans, std::vector<bool>(spans.size(), true), text);
     }
     int64_t rows = static_cast<int64_t>(end_point.row) - (last < n ? static_cast<int64_t>(old[last].start.row) : 0);
@@ -389,7 +423,17 @@ struct DocumentAnalysis::Slicing {
       else add_defines(changed, units[u]), in_slice[u] = 1;
     }
     for (size_t p = 0; p < matched.size(); ++p)
-      if (!matched[p]) add_defines(changed, previous->units[p]), removed_any = true;
+      if (!matched[p]) {
+        add_defines(changed, previous->units[p]);
+        removed_any = true;
+        removed_other_than_methods = removed_other_than_methods || previous->units[p].role != UnitRole::Method;
+      }
+    // A changed header or class code (one scope with every method) changes the whole class.
+    std::vector<int> header = class_headers(units);
+    for (size_t u = 0; u < units.size(); ++u)
+      if (header[u] >= 0 && units[u].role != UnitRole::Method && was[u] < 0)
+        for (size_t m = header[u]; m < units.size() && header[m] == header[u]; ++m)
+          if (!in_slice[m]) add_defines(changed, units[m]), in_slice[m] = 1;
     for (bool grew = true; grew;) {  // readers of what changed, transitively
       grew = false;
       for (size_t u = 0; u < units.size(); ++u)
@@ -408,8 +452,11 @@ struct DocumentAnalysis::Slicing {
         why_not = "the edit touched the site of a context fact (" + fact.what + ")";
         return false;
       }
-      int u = unit_holding(units, now->begin);
-      if (u >= 0) in_slice[u] = 1;
+      // Every unit the fact's range covers (a fact on a class reads all of it).
+      for (int u = std::max(unit_holding(units, now->begin), 0); u < static_cast<int>(units.size()); ++u) {
+        if (units[u].range.begin > now->end || (units[u].range.begin == now->end && now->end > now->begin)) break;
+        if (units[u].range.end >= now->begin) in_slice[u] = 1;
+      }
     }
     close_over_reads();
     return true;
@@ -444,9 +491,40 @@ struct DocumentAnalysis::Slicing {
         work.push_back(u);
       }
     };
+    std::vector<int> header = class_headers(units);
+    for (;;) {
+      close(work, definers, keepers, header, module_code_upto, add);
+      // A header whose class has no member in the slice (an import or a fact reached only the
+      // header): a class without a body does not parse, so its smallest member comes too,
+      // analysed with what it reads like any other.
+      for (size_t u = 0; u < units.size(); ++u)
+        if (units[u].role == UnitRole::ClassHeader && in_slice[u])
+          if (int m = smallest_member_if_none_in_slice(header, u); m >= 0) add(m);
+      if (work.empty()) break;
+    }
+  }
+
+  int smallest_member_if_none_in_slice(const std::vector<int>& header, size_t h) const {
+    int smallest = -1;
+    for (size_t m = h + 1; m < units.size() && header[m] == static_cast<int>(h); ++m) {
+      if (in_slice[m]) return -1;
+      if (smallest < 0 || units[m].range.end - units[m].range.begin < units[smallest].range.end - units[smallest].range.begin)
+        smallest = static_cast<int>(m);
+    }
+    return smallest;
+  }
+
+  template <typename Add>
+  void close(std::vector<int>& work, const std::unordered_map<std::string_view, std::vector<int>>& definers,
+             const std::unordered_map<std::string_view, std::vector<int>>& keepers, const std::vector<int>& header,
+             size_t& module_code_upto, Add& add) {
     while (!work.empty()) {
       int u = work.back();
       work.pop_back();
+      if (header[u] >= 0) {  // a member is analysed inside its class: the header and class code come too
+        for (size_t m = header[u]; m < units.size() && header[m] == header[u]; ++m)
+          if (units[m].role != UnitRole::Method) add(static_cast<int>(m));
+      }
       for (const std::string& name : units[u].uses)
         if (auto it = definers.find(name); it != definers.end())
           for (int d : it->second) add(d);
@@ -457,6 +535,18 @@ struct DocumentAnalysis::Slicing {
         for (; module_code_upto < static_cast<size_t>(u); ++module_code_upto)
           if (units[module_code_upto].module_code) add(static_cast<int>(module_code_upto));
     }
+  }
+
+  // Every edited (dirty) unit is a method of a split class: the slice grew through what the
+  // method shares with the rest of its class (units.h: `self` attributes are read symmetrically).
+  bool edited_a_method_only() const {
+    bool any = false;
+    for (size_t u = 0; u < units.size(); ++u)
+      if (was[u] < 0) {
+        if (units[u].role != UnitRole::Method) return false;
+        any = true;
+      }
+    return any && !removed_other_than_methods;
   }
 
   size_t slice_size() const { return static_cast<size_t>(std::count(in_slice.begin(), in_slice.end(), 1)); }
@@ -546,7 +636,10 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
   if (nodes > options.max_nodes || depth > kMaxDepth) return whole_file("over a size guard");
   if (std::string why; !slicing.choose_slice(why)) return whole_file(why);
   if (static_cast<double>(slicing.slice_bytes()) > max_slice_share_ * text_.size())
-    return whole_file("the edit reaches most of the file");
+    return whole_file(slicing.edited_a_method_only()
+                          ? "the edit reaches most of the file (the edited method shares self attributes or names "
+                            "with most of its class)"
+                          : "the edit reaches most of the file");
 
   std::vector<ContextFact> expected;
   for (const ContextFact& fact : previous->context) {

@@ -14,9 +14,12 @@
 //      removed unit defines (its findings may change);
 //   3. the slice: the affected units, the units holding the last check's context facts and
 //      the imports (the module model's unplaced answers read them), closed under "reads"
-//      (so every unit in it is analysed with everything it names) and, for module code,
-//      under "comes after" (module-level statements run in order);
-//   4. the slice is parsed on its own, every other byte blanked (same offsets, same lines),
+//      (so every unit in it is analysed with everything it names), for module code under
+//      "comes after" (module-level statements run in order), and for a class member under
+//      "its header and class code" (analysis/units.h: a changed header or class code makes
+//      the whole class dirty; a header with no member in the slice brings its smallest one);
+//   4. the slice is parsed on its own (ts_parser_set_included_ranges over the kept units; a
+//      method of a split class with its indentation, inside its class's header and class code),
 //      and checked by the same pipeline over the full text;
 //   5. the slice's context facts must equal the last ones, moved by the edit: otherwise the
 //      edit changed a file-wide fact and the whole file is checked.
@@ -32,7 +35,8 @@
 // the edits (one syntax error, placed where that reparse puts the first one, which may differ
 // from a fresh parse's place; the server does not publish parser errors), plus the findings,
 // silences and unused suppressions of the last good check, moved by the edits since, except
-// those of the top-level units the edits touched (an edit on any line of a unit touches it)
+// those of the units the edits touched (an edit on any line of a unit touches it; a method
+// of a split class is a unit, so typing inside one method keeps every other method's findings)
 // and any a range of which the edits overlap. Those come back, analysed, once the text parses
 // again: the next parseable text is sliced against the last good check and equals
 // check_source again. This trusts an incremental reparse to show an error only where a fresh

@@ -4,8 +4,9 @@
 //     TG010 target, at least one unit, a tree without errors): check_source(text);
 //   - otherwise: check_source's status and syntax errors (their places aside:
 //     place_syntax_errors_as), and the findings, silences and unused suppressions of the
-//     last check that parsed, except those whose top-level unit
-//     (in a fresh parse of that text) has a line the edits since touched and those a range
+//     last check that parsed, except those whose unit (analysis/units.h: a top-level
+//     statement, or a method of a split class, in a fresh parse of that text) has a line the
+//     edits since touched and those a range
 //     of which the edits overlap, moved by the edits. A text check_source would not analyse
 //     (skip-file, too deep, too large) is checked as check_source checks it.
 // Shared by the differential test and the incremental fuzz target.

@@ -59,16 +59,63 @@ TEST(Units, AttributesAreObjectsAndNamesAndSelfStateIsKept) {
       "        self.cache = x\n"
       "        model = self.body\n"
       "        return model.fc(self.step(x))\n");
-  const UnitFacts& c = units[0];
-  EXPECT_TRUE(has(c.defines, "Net"));
-  EXPECT_TRUE(has(c.defines, "forward"));
-  EXPECT_TRUE(has(c.uses, "nn"));        // the base class is read outside the class
-  EXPECT_TRUE(has(c.uses, "model"));     // `model.fc` is looked up as a dotted name
-  EXPECT_TRUE(has(c.uses, "step"));      // `self.step()` runs any method named `step`
-  EXPECT_FALSE(has(c.uses, "fc"));       // an attribute of another object is not a name...
-  EXPECT_TRUE(has(c.attribute_uses, "fc"));  // ...but may be any class's `self.fc`
-  EXPECT_TRUE(has(c.attributes, "cache"));
-  EXPECT_TRUE(has(c.attributes, "body"));
+  ASSERT_EQ(units.size(), 2u);  // the header and the method (the class is split)
+  const UnitFacts& h = units[0];
+  const UnitFacts& m = units[1];
+  EXPECT_EQ(h.defines, Names{"Net"});
+  EXPECT_FALSE(has(h.uses, "Net"));      // its own name is a definition
+  EXPECT_FALSE(has(h.uses, "x"));        // the methods' names are theirs
+  EXPECT_TRUE(has(h.uses, "nn"));        // the base class is read outside the class
+  EXPECT_TRUE(has(m.defines, "forward"));
+  EXPECT_TRUE(has(m.defines, "Net"));    // a reader of the class reads every member
+  EXPECT_TRUE(has(m.uses, "model"));     // `model.fc` is looked up as a dotted name
+  EXPECT_TRUE(has(m.uses, "step"));      // `self.step()` runs any method named `step`
+  EXPECT_FALSE(has(m.uses, "fc"));       // an attribute of another object is not a name...
+  EXPECT_TRUE(has(m.attribute_uses, "fc"));  // ...but may be any class's `self.fc`
+  EXPECT_TRUE(has(m.attributes, "cache"));
+  EXPECT_TRUE(has(m.attributes, "body"));
+  // What `forward` returns flows into `self.forward`: it reads whoever names that attribute.
+  EXPECT_TRUE(has(m.attribute_uses, "forward"));
+}
+
+TEST(Units, AClassWhoseBodyStartsOnItsOwnLineIsSplitIntoHeaderMethodsAndClassCode) {
+  std::string text =
+      "import torch\n\n"
+      "@dataclass\n"
+      "class Trainer(Base):  # the header\n"
+      "    \"\"\"Docs.\"\"\"\n"
+      "    lr = 0.1\n\n"
+      "    def __init__(self, model):\n"
+      "        self.model = model\n\n"
+      "    @torch.no_grad()\n"
+      "    def evaluate(self, x):\n"
+      "        return self.model(x)\n"
+      "class Small: pass\n"
+      "def main():\n    return Trainer(1)\n";
+  std::vector<UnitFacts> units = facts_of(text);
+  ASSERT_EQ(units.size(), 8u);
+  std::vector<UnitRole> roles;
+  for (const UnitFacts& u : units) roles.push_back(u.role);
+  EXPECT_EQ(roles, (std::vector<UnitRole>{UnitRole::TopLevel, UnitRole::ClassHeader, UnitRole::ClassCode,
+                                          UnitRole::ClassCode, UnitRole::Method, UnitRole::Method,
+                                          UnitRole::TopLevel, UnitRole::TopLevel}));
+  // The header: decorators to the colon (and the comment on its line); a member starts at its
+  // first byte (a decorator), not at its line.
+  EXPECT_EQ(text.substr(units[1].range.begin, units[1].range.end - units[1].range.begin),
+            "@dataclass\nclass Trainer(Base):  # the header");
+  EXPECT_EQ(text.substr(units[5].range.begin, 16), "@torch.no_grad()");
+  EXPECT_EQ(units[5].start.column, 4u);
+  EXPECT_TRUE(has(units[1].uses, "dataclass"));
+  EXPECT_TRUE(has(units[1].uses, "Base"));
+  EXPECT_FALSE(has(units[1].uses, "model"));  // the methods' names are theirs
+  EXPECT_TRUE(has(units[4].attributes, "model"));
+  EXPECT_TRUE(has(units[5].uses, "torch"));   // a method's decorator
+  for (size_t u = 2; u <= 5; ++u) {
+    EXPECT_FALSE(units[u].module_code) << u;  // class code runs in the class, not the module
+    EXPECT_TRUE(has(units[u].defines, "Trainer")) << u;
+  }
+  EXPECT_TRUE(reads(units[7], units[4]));  // `Trainer(1)` reads the whole class
+  EXPECT_EQ(class_headers(units), (std::vector<int>{-1, 1, 1, 1, 1, 1, -1, -1}));
 }
 
 TEST(Units, ModuleCodeDefinesEveryNameItMentionsAndImportsPin) {
@@ -88,32 +135,55 @@ TEST(Units, ReadsFollowNamesAndAttributes) {
       "def train(m):\n    return helper(m)\n\n"
       "class A:\n    def f(self):\n        self.w = 1\n\n"
       "def g(obj):\n    return obj.w\n");
-  ASSERT_EQ(units.size(), 4u);
+  ASSERT_EQ(units.size(), 5u);              // A is its header and its method
   EXPECT_TRUE(reads(units[1], units[0]));   // train calls helper
   EXPECT_FALSE(reads(units[0], units[1]));
-  EXPECT_TRUE(reads(units[3], units[2]));   // obj.w may be A's self.w
-  EXPECT_FALSE(reads(units[2], units[3]));
+  EXPECT_TRUE(reads(units[4], units[3]));   // obj.w may be A's self.w
+  EXPECT_FALSE(reads(units[3], units[4]));
+  EXPECT_FALSE(reads(units[4], units[2]));  // the header keeps no state
+}
+
+TEST(Units, AMethodReadsTheUnitsThatNameItOnSelf) {
+  std::vector<UnitFacts> units = facts_of(
+      "class T:\n"
+      "    def step(self, x):\n        return x * 2\n\n"
+      "    def train(self, x):\n        self.step(x).backward()\n\n"
+      "    def log(self):\n        print(1)\n");
+  ASSERT_EQ(units.size(), 4u);
+  EXPECT_TRUE(reads(units[1], units[2]));   // a backward on what `step` returns reaches into it
+  EXPECT_TRUE(reads(units[2], units[1]));   // and `train` calls it
+  EXPECT_FALSE(reads(units[3], units[1]));
+  EXPECT_FALSE(reads(units[1], units[3]));
 }
 
 TEST(Units, NodeCountsAndDepthCoverEveryNodeBelowTheModule) {
-  std::string text = "x = 1\ndef f():\n    return [[1]]\n";
+  std::string text = "x = 1\ndef f():\n    return [[1]]\n"
+                     "@dec(1)\nclass C(B):\n    y = [[[2]]]\n    def g(self):\n        return [[[[3]]]]\n";
   SyntaxTree tree = SyntaxTree::parse(text);
   std::vector<UnitFacts> units = facts_of(text);
   size_t nodes = 1;
   for (const UnitFacts& u : units) nodes += u.nodes;
-  uint32_t all = 0;
+  uint32_t all = 0, level = 0, deepest = 0, unit_deepest = 0;
+  for (const UnitFacts& u : units) unit_deepest = std::max(unit_deepest, u.depth);
   TSTreeCursor c = ts_tree_cursor_new(tree.root());
-  for (bool more = true; more;) {  // every node, as the engine's size guard counts them
+  for (bool more = true; more;) {  // every node, as the engine's size and depth guards count them
     ++all;
-    if (ts_tree_cursor_goto_first_child(&c)) continue;
-    while (!ts_tree_cursor_goto_next_sibling(&c))
+    deepest = std::max(deepest, level);
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      ++level;
+      continue;
+    }
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
       if (!ts_tree_cursor_goto_parent(&c)) {
         more = false;
         break;
       }
+      --level;
+    }
   }
   ts_tree_cursor_delete(&c);
-  EXPECT_EQ(nodes, all);
+  EXPECT_EQ(nodes, all);  // the split class's header counts the class and its body nodes
+  EXPECT_EQ(unit_deepest, deepest);  // a member counts the levels above it
   EXPECT_GE(units[1].depth, 5u);
 }
 
