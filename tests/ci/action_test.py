@@ -118,6 +118,7 @@ class Action(unittest.TestCase):
         statuses = self.step_statuses(result)
         self.assertEqual(statuses["Install build dependencies"], "skipped")
         self.assertEqual(statuses["Build preflight"], "skipped")
+        self.assertEqual(statuses["Save the binary to the cache"], "skipped")
         self.assertEqual(statuses["Install the shared libraries the cached binary links"],
                          "success")
         self.assertEqual(statuses["Run preflight"], "failure")
@@ -199,6 +200,16 @@ class Action(unittest.TestCase):
                     "-DPREFLIGHT_BUILD_TESTS=OFF -DPREFLIGHT_BUILD_BENCH=OFF",
                     f"cmake --build {build} --target preflight"])
                 self.assertTrue(os.access(os.path.join(self.cache_dir, "preflight"), os.X_OK))
+                restore, save = (step for step in result.report["steps"] if "uses" in step)
+                self.assertEqual((restore["uses"], save["uses"]),
+                                 ("actions/cache/restore@v4", "actions/cache/save@v4"))
+                self.assertEqual(save["with_values"], restore["with_values"])
+                self.assertEqual(save["with_values"]["path"], self.cache_dir)
+                names = [step["name"] for step in result.report["steps"]]
+                self.assertLess(names.index("Build preflight"),
+                                names.index("Save the binary to the cache"))
+                self.assertLess(names.index("Save the binary to the cache"),
+                                names.index("Run preflight"))  # saved even if the check fails
                 self.assertIn("::error file=examples/bad_train.py", result.stdout)
 
     def test_the_cache_key_follows_the_sources_it_is_built_from(self):
