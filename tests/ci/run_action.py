@@ -329,7 +329,7 @@ class ActionRun:
             "steps": self.steps,
             "runner": {"os": "Linux", "arch": runner_arch(), "temp": self.runner_temp},
             "github": {"action_path": self.action_dir, "workspace": self.workspace},
-            "env": {**os.environ, **self.exported_env},
+            "env": dict(self.exported_env),  # what GITHUB_ENV set, not the whole process env
         }
 
     def run(self):

@@ -118,9 +118,10 @@ TOY_ACTION = textwrap.dedent("""\
           shell: bash
           env:
             GREETING: ${{ inputs.greeting }}
+            FROM_CONTEXT: ${{ env.FROM_ENV }}
           run: |
             echo "said<<END" >> "$GITHUB_OUTPUT"
-            printf '%s\\n%s\\n' "$GREETING $FROM_ENV" "$(toy-tool)" >> "$GITHUB_OUTPUT"
+            printf '%s\\n%s\\n' "$GREETING $FROM_ENV/$FROM_CONTEXT" "$(toy-tool)" >> "$GITHUB_OUTPUT"
             echo "END" >> "$GITHUB_OUTPUT"
             test "$PWD" = "$GITHUB_WORKSPACE" && test -f "$GITHUB_ACTION_PATH/action.yml"
         - name: only on a hit
@@ -169,7 +170,8 @@ class ToyAction(unittest.TestCase):
     def test_outputs_env_path_and_a_skipped_hit_step(self):
         code, report = self.run_toy("--with", "greeting=hi")
         self.assertEqual(code, 0)
-        self.assertEqual(report["outputs"], {"said": "hi exported\ntool-ran", "restored": ""})
+        self.assertEqual(report["outputs"], {"said": "hi exported/exported\ntool-ran",
+                                             "restored": ""})
         self.assertEqual(report["steps"][0]["with_values"], {"key": "k-hi"})
         self.assertEqual(self.statuses(report), ["not run (uses)", "success", "success",
                                                  "skipped", "skipped", "success", "success"])
