@@ -69,15 +69,20 @@ class Action(unittest.TestCase):
         os.makedirs(self.stand_ins)
         for name, text in (("cmake", CMAKE_STAND_IN), ("apt-get", REFUSED_STAND_IN),
                            ("sudo", REFUSED_STAND_IN)):
-            path = os.path.join(self.stand_ins, name)
-            with open(path, "w") as f:
-                f.write(text)
-            os.chmod(path, 0o755)
+            self.add_stand_in(name, text)
         open(self.log, "w").close()
         self.cache_dir = os.path.join(self.runner_temp, "preflight-bin")
 
     def tearDown(self):
         self.tmp.cleanup()
+
+    def add_stand_in(self, name, text):
+        if not text.startswith("#!"):
+            text = "#!/usr/bin/env bash\n" + text
+        path = os.path.join(self.stand_ins, name)
+        with open(path, "w") as f:
+            f.write(text)
+        os.chmod(path, 0o755)
 
     def restore_cache(self):
         """What actions/cache leaves on a hit: the cached directory with the binary."""
@@ -129,6 +134,19 @@ class Action(unittest.TestCase):
                             for a in annotations), annotations)
         self.assertFalse(any("good_train.py" in a for a in annotations))
         self.assertEqual(result.report["outputs"], {"sarif-file": "", "cache-hit": "true"})
+
+    def test_a_cache_hit_on_a_runner_without_the_libraries_installs_packages_only(self):
+        self.add_stand_in("ldd", 'echo "$*" >> "$STAND_IN_LOG.ldd"\n'
+                                 'echo "\tlibspdlog.so.1.10 => not found"\n')
+        self.add_stand_in("dpkg-query", 'echo "dpkg-query $*" >> "$STAND_IN_LOG.dpkg"\n'
+                                        'exec /usr/bin/dpkg-query "$@"\n')
+        result = self.run_action("paths=examples/good_train.py")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("missing shared libraries:\n\tlibspdlog.so.1.10 => not found", result.stdout)
+        with open(self.log + ".dpkg") as f:  # bootstrap ran: it asked dpkg what is installed
+            self.assertIn("dpkg-query -W -f=${Status} libspdlog-dev", f.read().splitlines())
+        self.assertEqual(result.stand_in_calls, [])  # no cmake, no apt-get (all installed here)
+        self.assertEqual(self.step_statuses(result)["Build preflight"], "skipped")
 
     def test_a_clean_file_passes(self):
         result = self.run_action("paths=examples/good_train.py", "fail-on=note")
