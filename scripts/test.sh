@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer build. Fails on the first failing test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh
+scripts/bootstrap.sh --tests  # the build, the editors and tools the tests drive
 jobs=$(nproc)
 
 run_suite() {  # build-dir, extra cmake args...

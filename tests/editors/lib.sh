@@ -8,10 +8,10 @@ readonly SKIP_CODE=77   # ctest SKIP_RETURN_CODE (tests/editors/CMakeLists.txt)
 require_tool() {
   command -v "$1" >/dev/null 2>&1 && return 0
   if [ -n "${CI:-}" ]; then
-    echo "FAIL: '$1' is not installed (Debian package $2); scripts/bootstrap.sh installs it in CI" >&2
+    echo "FAIL: '$1' is not installed (Debian package $2); scripts/bootstrap.sh --editors installs it in CI" >&2
     exit 1
   fi
-  echo "SKIP: '$1' is not installed (apt-get install $2; CI installs it through scripts/bootstrap.sh)"
+  echo "SKIP: '$1' is not installed (apt-get install $2; CI installs it through scripts/bootstrap.sh --editors)"
   exit "$SKIP_CODE"
 }
 
