@@ -26,6 +26,7 @@
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "rules/caller_grad.h"
 #include "rules/fix_builder.h"
 #include "rules/rule.h"
 
@@ -40,21 +41,6 @@ struct Candidate {
   TSNode eval_loop_iterable;  // non-null when the pass sits in an evaluation loop
   TSNode eval_mode_call;      // non-null when `<this model>.eval()` came earlier
   bool discarded = false;     // `model(x)` as a statement: nothing keeps its output
-};
-
-// How the callers of a function in this file run it.
-enum class CallerGrad {
-  NoGrad,   // every call runs under no_grad / inference_mode (directly or through its caller)
-  Grad,     // some call provably runs with autograd on
-  Unknown,  // no caller here, the function escapes as a value, or a caller's own callers
-            // cannot be seen
-};
-
-struct CallerVerdict {
-  CallerGrad grad = CallerGrad::Unknown;
-  TSNode witness{};    // Grad: the call with autograd on; Unknown: the unresolved step
-  std::string why;     // Unknown: what cannot be seen
-  std::vector<TSNode> no_grad_calls;  // the calls that run under no_grad
 };
 
 // `m.eval()` seen so far in a unit, per receiver (a later `m.train()` clears it).
@@ -88,19 +74,13 @@ struct Checker final : RuleCheck {
   // backwards, judged again once reachability is complete (it is built during this walk).
   std::vector<std::pair<int, TSNode>> routine_of;
   mutable std::unordered_map<const void*, bool> loop_backwards_;
-  std::unordered_map<int, CallerVerdict> caller_verdicts_;
-  // What a verdict read outside its own unit: the callers, how each runs, and the routine
-  // itself (so an edit of a caller re-checks the routine, rules/incremental.h).
-  std::vector<ContextFact> caller_facts_;
+  // How each routine's callers run it; what the verdicts read outside their own unit is
+  // reported as context (so an edit of a caller re-checks the routine, rules/incremental.h).
+  CallerGradAnalysis callers_{ctx, "TG002"};
 
-  void context(std::vector<ContextFact>& facts) const override {
-    std::vector<ContextFact> mine = caller_facts_;
-    std::sort(mine.begin(), mine.end(), [](const ContextFact& a, const ContextFact& b) {
-      return std::tie(a.range.begin, a.range.end, a.what) < std::tie(b.range.begin, b.range.end, b.what);
-    });
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    facts.insert(facts.end(), mine.begin(), mine.end());
-  }
+  void context(std::vector<ContextFact>& facts) const override { callers_.report(facts); }
+
+  bool no_grad_at(TSNode n) const { return callers_.no_grad_at(n); }
 
   explicit Checker(const RuleContext& c) : ctx(c) { stack.push_back({}); }
 
@@ -178,21 +158,6 @@ struct Checker final : RuleCheck {
   bool records_no_graph(TSNode call) const {
     const Value* v = ctx.provenance.value_of(call);
     return v && !v->has_graph();
-  }
-
-  // Autograd is off where `n` runs: the provenance says so, or `n` sits in a lambda written
-  // inside a no_grad / inference_mode block (`with torch.inference_mode(): f = lambda: m(x)`),
-  // which the interpreter never enters: its body runs when it is called there.
-  bool no_grad_at(TSNode n) const {
-    if (ctx.provenance.in_no_grad(n)) return true;
-    bool in_lambda = false;
-    for (TSNode p = ts_node_parent(n); !is_null(p); p = ts_node_parent(p)) {
-      TSSymbol s = sym(p);
-      if (s == k.function_definition || s == k.class_definition) return false;
-      if (s == k.lambda) in_lambda = true;
-      else if (in_lambda && ctx.provenance.in_no_grad(p)) return true;
-    }
-    return false;
   }
 
   // `model(x)` whose value nothing binds (a warm-up or profiling pass): the graph is freed
@@ -279,7 +244,7 @@ struct Checker final : RuleCheck {
     // may be called under no_grad, which only its callers show.
     CallerVerdict callers;
     if (u.function >= 0 && !backwards) {
-      callers = caller_verdict(u.function);
+      callers = callers_.verdict(u.function);
       if (callers.grad == CallerGrad::NoGrad) {
         std::vector<EvidenceStep> ev;
         for (TSNode call : callers.no_grad_calls)
@@ -293,89 +258,6 @@ struct Checker final : RuleCheck {
     }
     out.push_back(make_finding(u, *kept, backwards, callers));
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
-  }
-
-  // ---- callers ---------------------------------------------------------------------------
-
-  CallerVerdict caller_verdict(int function) {
-    std::vector<int> visiting;
-    return caller_verdict(function, visiting);
-  }
-
-  CallerVerdict caller_verdict(int function, std::vector<int>& visiting) {
-    if (auto it = caller_verdicts_.find(function); it != caller_verdicts_.end()) return it->second;
-    visiting.push_back(function);
-    CallerVerdict v = read_callers(function, visiting);
-    visiting.pop_back();
-    if (visiting.empty() || v.grad != CallerGrad::Unknown) caller_verdicts_[function] = v;
-    return v;
-  }
-
-  CallerVerdict read_callers(int function, std::vector<int>& visiting) {
-    const FunctionInfo& fn = ctx.model.functions()[function];
-    bool method = fn.class_index >= 0;
-    std::string about = "TG002 caller of " + fn.name + "(): ";
-    note_context(caller_facts_, about + "the routine", field(fn.node, k.f_name));
-    CallerVerdict v;
-    v.grad = CallerGrad::NoGrad;
-    auto unknown = [&](TSNode at, std::string why) {
-      if (v.grad == CallerGrad::NoGrad) v = {CallerGrad::Unknown, at, std::move(why), {}};
-    };
-    if (TSNode ref = escaping_reference(fn); !is_null(ref)) {
-      note_context(caller_facts_, about + "passed as a value", ref);
-      return {CallerGrad::Unknown, ref,
-              "`" + fn.name + "` is passed on as a value here, so not every caller can be seen",
-              {}};
-    }
-    size_t calls = 0;
-    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
-      if (v.grad == CallerGrad::Grad || ctx.model.callee_leaf(call) != fn.name) return;
-      TSNode callee = ctx.model.callee_of(call);
-      const std::vector<int>* local = local_callees(ctx.model, call);
-      bool proven = (local && std::find(local->begin(), local->end(), function) != local->end()) ||
-                    (method && is(callee, k.attribute) && instance_of(field(callee, k.f_object), fn.class_index, call));
-      // `obj.infer(x)`: a method of this name, on an object whose class is not shown.
-      bool maybe = !proven && method && is(callee, k.attribute);
-      if (!proven && !maybe) return;
-      ++calls;
-      note_context(caller_facts_, about + (no_grad_at(call) ? "no_grad" : "autograd on"), call);
-      if (no_grad_at(call)) {
-        v.no_grad_calls.push_back(call);
-        return;
-      }
-      int outer = ctx.model.enclosing_function(ctx.model.scope_enclosing(call));
-      if (outer == function) return;  // recursion: runs as its first call does
-      CallerGrad via = CallerGrad::Grad;
-      std::string why;
-      if (outer >= 0) {
-        if (std::find(visiting.begin(), visiting.end(), outer) != visiting.end() || visiting.size() >= 4) {
-          via = CallerGrad::Unknown;
-          why = "whether the callers of `" + ctx.model.functions()[outer].name + "()` disable autograd is not followed further";
-        } else {
-          CallerVerdict up = caller_verdict(outer, visiting);
-          via = up.grad;
-          if (via == CallerGrad::NoGrad) {
-            v.no_grad_calls.push_back(call);
-            return;
-          }
-          if (via == CallerGrad::Unknown) {
-            unknown(up.witness, up.why);
-            return;
-          }
-        }
-      }
-      if (via == CallerGrad::Grad && !proven) {
-        via = CallerGrad::Unknown;
-        why = quote_code(text_of(call, ctx.source)) + " may call another class's `" + fn.name + "()`";
-      }
-      if (via == CallerGrad::Grad) v = {CallerGrad::Grad, call, {}, {}};
-      else unknown(call, why.empty() ? "a caller's own callers cannot be seen" : why);
-    });
-    if (calls == 0)
-      return {CallerGrad::Unknown, field(fn.node, k.f_name),
-              "no call of `" + fn.name + "()` in this file: whether its callers disable autograd is a guess",
-              {}};
-    return v;
   }
 
   // A method whose result a caller in this file carries into a backward or a differentiable
@@ -392,58 +274,6 @@ struct Checker final : RuleCheck {
                     "evaluation, whose graph is needed",
                 {{range_of(field(fn.node, k.f_name)), "`self." + fn.name + "(...)`'s result reaches a loss"}});
     return true;
-  }
-
-  // `Predictor(m).infer(x)` / `p.infer(x)` with `p = Predictor(m)`: the receiver is an
-  // instance of the method's own class.
-  bool instance_of(TSNode recv, int cls, TSNode at) const {
-    recv = unparenthesize(recv);
-    auto constructs = [&](TSNode v) {
-      v = unparenthesize(v);
-      return is(v, k.call) && is(ctx.model.callee_of(v), k.identifier) &&
-             ctx.model.class_named(text_of(ctx.model.callee_of(v), ctx.source)) == cls;
-    };
-    if (constructs(recv)) return true;
-    auto d = dotted_name(recv, ctx.source);
-    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(*d, ctx.model.scope_enclosing(at)) : nullptr;
-    if (!sites || sites->empty()) return false;
-    for (const BindingSite& b : *sites)
-      if (b.position >= 0 || !constructs(b.value)) return false;
-    return true;
-  }
-
-  // A reference to the function that is not a call (`map(infer, xs)`, `fn = self.infer`):
-  // the function escapes and may be called anywhere.
-  TSNode escaping_reference(const FunctionInfo& fn) const {
-    const std::string& name = fn.name;
-    bool method = fn.class_index >= 0;
-    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    for (size_t at = ctx.source.find(name); at != std::string_view::npos; at = ctx.source.find(name, at + 1)) {
-      size_t end = at + name.size();
-      if ((at > 0 && word(ctx.source[at - 1])) || (end < ctx.source.size() && word(ctx.source[end]))) continue;
-      TSNode id = ts_node_named_descendant_for_byte_range(ctx.root, static_cast<uint32_t>(at), static_cast<uint32_t>(end));
-      if (!is(id, k.identifier) || text_of(id, ctx.source) != name) continue;
-      TSNode parent = ts_node_parent(id);
-      TSNode ref = id;
-      if (is(parent, k.attribute)) {
-        if (!ts_node_eq(field(parent, k.f_attribute), id)) continue;
-        std::string_view recv = text_of(field(parent, k.f_object), ctx.source);
-        if (!method || (recv != "self" && recv != "cls")) continue;  // `args.evaluate`: a flag
-        ref = parent;
-        parent = ts_node_parent(parent);
-      } else if (method) {
-        continue;  // a bare name is not the method
-      }
-      if (is(parent, k.call) && ts_node_eq(field(parent, k.f_function), ref)) continue;
-      TSSymbol s = sym(parent);
-      bool passed = s == k.argument_list || s == k.list || s == k.tuple || s == k.set ||
-                    s == k.expression_list || s == k.return_statement ||
-                    (s == k.keyword_argument && ts_node_eq(field(parent, k.f_value), ref)) ||
-                    (s == k.assignment && ts_node_eq(field(parent, k.f_right), ref)) ||
-                    (s == k.pair && ts_node_eq(field(parent, k.f_value), ref));
-      if (passed) return ref;
-    }
-    return TSNode{};
   }
 
   std::string unit_label(const Unit& u) const {
