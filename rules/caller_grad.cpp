@@ -12,8 +12,8 @@ namespace preflight::rules {
 
 using namespace preflight::analysis;
 
-CallerGradAnalysis::CallerGradAnalysis(const RuleContext& ctx, std::string label)
-    : ctx(ctx), label_(std::move(label)) {}
+CallerGradAnalysis::CallerGradAnalysis(const RuleContext& context, std::string label)
+    : ctx(context), label_(std::move(label)) {}
 
 void CallerGradAnalysis::note(std::string what, TSNode at) {
   if (!is_null(at)) facts_.push_back({std::move(what), range_of(at)});

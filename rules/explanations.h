@@ -34,7 +34,11 @@ The fix
 Severity
   An error needs every step proven from bindings. A model or criterion known only by its
   name, or a holder returned to / passed in by a caller, makes it a warning, and the
-  evidence says which step is the weak one.
+  evidence says which step is the weak one. In a routine that never backwards, autograd is
+  on only if its callers leave it on: an error needs a caller in this file seen running it
+  with autograd on; with no caller here it is a warning that says so, and when every caller
+  here runs it under no_grad nothing is reported (the silence lists the calls). A `.detach()`
+  after the graph was consumed is safe only on the value the backward ran over itself.
 
 Not flagged
   Stores under torch.no_grad() / inference_mode() / set_grad_enabled(False); values that are

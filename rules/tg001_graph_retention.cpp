@@ -17,7 +17,9 @@
 // Severity by proof: an error needs a graph proven from bindings at every step and a holder
 // whose whole life is seen (local and not handed to the caller, or instance state); a model
 // or criterion known by its name, or a holder returned to / passed in by a caller, caps the
-// finding at warning, and the evidence names that step. `.detach()` is a safe fix only on a
+// finding at warning, and the evidence names that step; so does a routine that never
+// backwards and that no caller in this file is seen running with autograd on (every caller
+// under no_grad: silent), rules/caller_grad.h. `.detach()` is a safe fix only on a
 // proven tensor whose stored copy no caller can still need; otherwise it is offered unsafe.
 #include <algorithm>
 #include <cctype>
@@ -26,6 +28,7 @@
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "rules/caller_grad.h"
 #include "rules/fix_builder.h"
 #include "rules/rule.h"
 
@@ -65,15 +68,20 @@ std::string_view root_of(std::string_view dotted) { return dotted.substr(0, dott
 constexpr std::array<std::string_view, 6> kAppendFamily = {"append", "add", "extend",
                                                            "insert", "put", "push"};
 
-Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset);
+Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset,
+                     const CallerVerdict* callers);
 
 class Check final : public RuleCheck {
  public:
   explicit Check(const RuleContext& c) : ctx(c) {}
   void finish(std::vector<Finding>& out) override;
+  void context(std::vector<ContextFact>& facts) const override { callers_.report(facts); }
 
  private:
   const RuleContext& ctx;
+  // Whether a routine that never backwards runs with autograd on is its callers' business:
+  // an error needs a caller in this file seen running it so (rules/caller_grad.h).
+  CallerGradAnalysis callers_{ctx, "TG001"};
   const Kinds& k = kinds();
   std::vector<Candidate> found;
 
@@ -412,11 +420,28 @@ std::string hint_for(const Candidate& c, std::string_view stored, bool tensor) {
          ".detach()` if a tensor is needed.";
 }
 
+// `loss.backward(); losses.append(loss)`, `accelerator.backward(loss)`,
+// `scaler.scale(loss).backward()`: the stored expression is what the backward ran over, so it
+// is a tensor whatever produced it. A value that only shares its graph with the backwarded
+// one (`output` of `loss = output[0]`) may be a tuple or a dict (round 11: DeBERTa).
+bool backwarded_itself(const RuleContext& ctx, TSNode stored, TSNode backward) {
+  if (is_null(backward)) return false;
+  const Kinds& k = kinds();
+  std::string_view want = text_of(unparenthesize(stored), ctx.source);
+  TSNode callee = field(backward, k.f_function);
+  if (!is(callee, k.attribute)) return false;
+  TSNode recv = unparenthesize(field(callee, k.f_object));
+  if (is(recv, k.call) && ctx.model.callee_leaf(recv) == "scale") recv = positional_arg(recv, 0);
+  if (!is_null(recv) && text_of(unparenthesize(recv), ctx.source) == want) return true;
+  TSNode arg = positional_arg(backward, 0);
+  return !is_null(arg) && text_of(unparenthesize(arg), ctx.source) == want;
+}
+
 // `.detach()` on the stored value; inside a tuple/list/dict literal, on each element that
 // carries a graph (a container has no `.detach()`, TG001-P14). Safe only when every edited
 // expression is a proven tensor and `may_be_safe` (no caller can still need the stored
-// copy's gradient); an element that may not be a tensor at all gets no fix. Once a backward
-// consumed the graph, how it was built no longer matters: only that the value is a tensor.
+// copy's gradient); an element that may not be a tensor at all gets no fix. When the backward
+// ran over the stored value itself, how it was built no longer matters: it is a tensor.
 std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored, bool may_be_safe, bool consumed) {
   const Kinds& k = kinds();
   TSNode e = unparenthesize(stored);
@@ -504,8 +529,10 @@ bool every_pass(TSNode n, TSNode loop) {
   return true;
 }
 
-// `reset`: the holder's later_reset (null when none), found once by the caller.
-Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset) {
+// `reset`: the holder's later_reset (null when none), found once by the caller. `callers`:
+// how the callers of the store's routine run it, when that decides the error (null otherwise).
+Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset,
+                     const CallerVerdict* callers) {
   const Value* v = ctx.provenance.value_of(c.stored);
   bool consumed = !is_null(backward) || (v && v->consumed);
   bool proven = v && v->proven();
@@ -526,6 +553,10 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
     // A graph shown only by a name or a guess is a note: on code nobody tuned for, such
     // findings were mostly wrong (docs/real-code-precision.md, rounds 3 and 4).
     f.severity = !proven ? Severity::Note : life == HolderLife::Seen ? Severity::Error : Severity::Warning;
+    // Autograd being on where the routine runs rests on its callers (TG001-NX40, round 11:
+    // LAVIS' retrieval scoring, run by an evaluation loop under no_grad in another file).
+    if (callers && callers->grad != CallerGrad::Grad && f.severity == Severity::Error)
+      f.severity = Severity::Warning;
     f.category = Category::CriticalOom;
     f.message = store_text(c) + " keeps " + shown +
                 " with its autograd graph attached, and no backward ever consumes it: every "
@@ -561,6 +592,13 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
     f.evidence.push_back({range_of(c.stored), "the graph is inferred from a name alone (naming heuristic)"});
   else if (v && v->weak)
     f.evidence.push_back({v->weak->range, "a step rests on a heuristic, not a binding: " + v->weak->message});
+  if (callers && !consumed) {
+    if (callers->grad == CallerGrad::Grad)
+      f.evidence.push_back({range_of(callers->witness), quote_code(text_of(callers->witness, ctx.source)) +
+                                                            " runs it with autograd on"});
+    else if (!is_null(callers->witness))
+      f.evidence.push_back({range_of(callers->witness), callers->why + " (weak step: at most a warning)"});
+  }
   if (life == HolderLife::Escapes && !consumed) {  // a consumed graph cannot be backwarded again
     bool passed_in = ctx.model.parameter(root_of(c.holder), c.scope) != nullptr;
     f.evidence.push_back({range_of(c.holder_node),
@@ -569,7 +607,7 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                               " the caller, which may still backward through it or free it (not seen here)"});
   }
   bool may_be_safe = consumed || life == HolderLife::Seen;
-  if (auto fix = detach_fix(ctx, c.stored, may_be_safe, consumed)) {
+  if (auto fix = detach_fix(ctx, c.stored, may_be_safe, backwarded_itself(ctx, c.stored, backward))) {
     if (!c.object_class.empty() && fix->safety == FixSafety::Safe) {
       fix->safety = FixSafety::Unsafe;
       fix->description += " (what `" + c.method + "()` does with it is not seen)";
@@ -650,7 +688,23 @@ void Check::finish(std::vector<Finding>& out) {
                       "`, which has no backward and returns a graph to its caller; the loop is not a training loop");
       continue;
     }
-    out.push_back(make_finding(ctx, c, backward, reset));
+    const CallerVerdict* callers = nullptr;
+    CallerVerdict verdict;
+    if (int f = ctx.model.enclosing_function(c.scope); f >= 0 && !consumed && !ctx.model.functions()[f].calls_backward) {
+      verdict = callers_.verdict(f);
+      if (verdict.grad == CallerGrad::NoGrad) {
+        std::vector<EvidenceStep> ev;
+        for (TSNode call : verdict.no_grad_calls)
+          ev.push_back({range_of(call), quote_code(text_of(call, ctx.source)) + " runs under no_grad"});
+        stay_silent("TG001", c.stored,
+                    "every caller in this file runs `" + ctx.model.functions()[f].name +
+                        "()` under no_grad / inference_mode: the stored values carry no graph",
+                    std::move(ev));
+        continue;
+      }
+      callers = &verdict;
+    }
+    out.push_back(make_finding(ctx, c, backward, reset, callers));
   }
 }
 
