@@ -619,9 +619,11 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
     ValueKind kind = is_null(arg) ? ValueKind::Unknown : classify_value(arg, scope, -1, depth + 1);
     return kind == ValueKind::Unknown ? ValueKind::Model : kind;
   }
-  // `model, tokenizer = X.from_pretrained(...)`: the first target is the model by convention;
-  // what the others are is not shown (a tokenizer, a config, loading info).
-  if (leaf == "from_pretrained" && position >= 1) return ValueKind::Unknown;
+  // `model, tokenizer = X.from_pretrained(...)`, `model, processors, _ =
+  // lavis.models.load_model_and_preprocess(...)`: the first target is the model by
+  // convention; what the others are is not shown (a tokenizer, a preprocessing transform, a
+  // config, loading info).
+  if ((leaf == "from_pretrained" || contains(qual, "models.")) && position >= 1) return ValueKind::Unknown;
   if (names::is_model_wrapper(leaf) || is_module_class(leaf)) return ValueKind::Model;
   bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
   if (leaf.starts_with("Parameter") || leaf == "Buffer") return ValueKind::Other;  // tensors
