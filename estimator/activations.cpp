@@ -20,6 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimator/bytes.h"
+
 namespace preflight::estimator {
 namespace {
 
@@ -199,10 +201,10 @@ TrainingActivations encoder_decoder_training(const ModelProfile& p, const Run& r
   const double total = (enc * s.layers + dec * s.decoder_layers) * b * scale;
   out.known = true;
   out.method = "measured encoder-decoder coefficients (" + s.activation_family + ", meta device, estimator.md 3.7.3)";
-  out.per_layer = static_cast<int64_t>(total / layers);
+  out.per_layer = saturated_bytes(total / layers);
   out.retained = r.checkpointing
-                     ? static_cast<int64_t>(2.0 * b * h * (s.layers * s_enc + s.decoder_layers * seq) * scale) + out.per_layer
-                     : static_cast<int64_t>(total);
+                     ? saturated_bytes(2.0 * b * h * (s.layers * s_enc + s.decoder_layers * seq) * scale) + out.per_layer
+                     : saturated_bytes(total);
   return out;
 }
 
@@ -214,9 +216,9 @@ void add_logits(TrainingActivations& out, const Shape& s, const Run& r) {
   // HF computes logits in the model dtype (kept by the output object until the step), the
   // loss upcasts to fp32 and cross-entropy saves fp32 log-probabilities; its backward holds
   // two fp32 gradient buffers (nll and log-softmax). A chunked loss keeps one chunk of each.
-  out.logits_held = chunked ? 0 : static_cast<int64_t>(n * r.act_bytes);
-  out.logits_log_probs = static_cast<int64_t>(n * (chunked ? 4.0 + r.act_bytes : 4.0));
-  out.logits_backward = static_cast<int64_t>(n * 8);
+  out.logits_held = chunked ? 0 : saturated_bytes(n * r.act_bytes);
+  out.logits_log_probs = saturated_bytes(n * (chunked ? 4.0 + r.act_bytes : 4.0));
+  out.logits_backward = saturated_bytes(n * 8);
 }
 
 TrainingActivations cnn_training(const ModelProfile& p, const Run& r) {
@@ -227,7 +229,7 @@ TrainingActivations cnn_training(const ModelProfile& p, const Run& r) {
   if (r.checkpointing) bytes *= 0.3;  // assumed (reference): block boundaries kept
   out.known = true;
   out.method = "measured per-sample activations (meta device, architectures.json)";
-  out.retained = static_cast<int64_t>(bytes);
+  out.retained = saturated_bytes(bytes);
   out.per_layer = out.retained;
   return out;
 }
@@ -260,9 +262,9 @@ TrainingActivations training_activations(const ModelProfile& p, const Run& r) {
   out.known = true;
   out.method = std::string("derived per block from saved tensors (") + std::string(attention_name(r.attention)) +
                " attention)";
-  out.per_layer = static_cast<int64_t>(layer);
-  out.retained = static_cast<int64_t>(stored + outside_blocks(p, r, tokens));
-  out.layer_backward = static_cast<int64_t>(layer_backward_bytes(p, r, tokens, seq));
+  out.per_layer = saturated_bytes(layer);
+  out.retained = saturated_bytes(stored + outside_blocks(p, r, tokens));
+  out.layer_backward = saturated_bytes(layer_backward_bytes(p, r, tokens, seq));
   add_logits(out, s, r);
   return out;
 }
@@ -275,7 +277,7 @@ ForwardActivations inference_forward(const ModelProfile& p, const Run& r, int64_
     TrainingActivations t = cnn_training(p, r);
     out.known = true;
     out.method = "measured per-sample activations x 0.2 (assumed: no graph kept)";
-    out.working_set = static_cast<int64_t>(double(t.retained) * 0.2);
+    out.working_set = saturated_bytes(double(t.retained) * 0.2);
     return out;
   }
   if (!p.has_shape()) return out;
@@ -289,11 +291,11 @@ ForwardActivations inference_forward(const ModelProfile& p, const Run& r, int64_
   const double per_token = 2.0 * r.residual_bytes * h + std::max(attention, mlp) / r.tensor_parallel;
   out.known = true;
   out.method = "one block's live tensors without autograd (derived)";
-  out.working_set = static_cast<int64_t>(per_token * tokens);
+  out.working_set = saturated_bytes(per_token * tokens);
   if (s.vocab > 0 && (s.has_lm_head || r.logits)) {
     const double positions = last_token_logits_only ? double(samples) : tokens;
     const double bytes = last_token_logits_only ? 4.0 : a + (r.generation ? 4.0 : 0.0);
-    out.logits = static_cast<int64_t>(positions * s.vocab * bytes / r.tensor_parallel);
+    out.logits = saturated_bytes(positions * s.vocab * bytes / r.tensor_parallel);
   }
   return out;
 }
@@ -308,8 +310,8 @@ ForwardActivations decode_step(const ModelProfile& p, const Run& r, int64_t sequ
   const double per_token = 2.0 * r.residual_bytes * s.hidden + std::max(scores, a * 3 * I) / r.tensor_parallel;
   out.known = true;
   out.method = "one token per sequence against the cache (derived)";
-  out.working_set = static_cast<int64_t>(per_token * n);
-  if (s.vocab > 0) out.logits = static_cast<int64_t>(n * s.vocab * (a + 8) / r.tensor_parallel);  // logits, fp32 copy, probabilities
+  out.working_set = saturated_bytes(per_token * n);
+  if (s.vocab > 0) out.logits = saturated_bytes(n * s.vocab * (a + 8) / r.tensor_parallel);  // logits, fp32 copy, probabilities
   return out;
 }
 

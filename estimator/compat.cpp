@@ -7,6 +7,8 @@
 #include <cmath>
 #include <functional>
 
+#include "estimator/bytes.h"
+
 namespace preflight::estimator {
 namespace {
 
@@ -119,7 +121,7 @@ std::pair<double, double> ref_optimizer_states(Optimizer o) {
   return {2, 4};
 }
 
-int64_t trunc(double v) { return static_cast<int64_t>(v); }
+int64_t trunc(double v) { return saturated_bytes(v); }
 
 struct RefProfile {
   const Architecture* arch = nullptr;

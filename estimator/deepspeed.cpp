@@ -32,12 +32,21 @@ std::string blocking_of(const json& v) {
   return v.dump();
 }
 
-DeepSpeedSetting<int> int_setting(const json& document, std::initializer_list<const char*> path) {
+// The largest integer a DeepSpeed setting is read as (a micro-batch, accumulation steps).
+constexpr int64_t kMaxSetting = int64_t(1) << 30;
+
+// An integer from `min` to kMaxSetting; anything else is blocking. A number outside the range
+// (a negative, 0 where DeepSpeed asserts a positive value, a fraction, one past int) says so.
+DeepSpeedSetting<int> int_setting(const json& document, std::initializer_list<const char*> path, int64_t min) {
   DeepSpeedSetting<int> s;
   s.key = dotted(path);
   const json* v = at(document, path);
   if (!v) return s;
-  if (v->is_number_integer() && v->get<int64_t>() >= 0 && v->get<int64_t>() <= (1 << 30)) s.value = v->get<int>();
+  const bool in_range = v->is_number_unsigned() ? v->get<uint64_t>() >= uint64_t(min) && v->get<uint64_t>() <= uint64_t(kMaxSetting)
+                        : v->is_number_integer() ? v->get<int64_t>() >= min && v->get<int64_t>() <= kMaxSetting
+                                                 : false;
+  if (in_range) s.value = static_cast<int>(v->get<int64_t>());
+  else if (v->is_number()) s.blocking = v->dump() + " (not an integer from " + std::to_string(min) + " to " + std::to_string(kMaxSetting) + ")";
   else s.blocking = blocking_of(*v);
   return s;
 }
@@ -169,7 +178,7 @@ std::optional<DeepSpeedConfig> parse_deepspeed_config(const json& document, std:
     return std::nullopt;
   }
   DeepSpeedConfig c;
-  c.stage = int_setting(document, {"zero_optimization", "stage"});
+  c.stage = int_setting(document, {"zero_optimization", "stage"}, 0);
   c.offload_optimizer = offload_setting(document, "offload_optimizer");
   // The deprecated spelling (`"cpu_offload": true`) means the optimizer.
   if (!c.offload_optimizer.present())
@@ -177,9 +186,9 @@ std::optional<DeepSpeedConfig> parse_deepspeed_config(const json& document, std:
       c.offload_optimizer.key = "zero_optimization.cpu_offload", c.offload_optimizer.value = old->get<bool>();
   c.offload_params = offload_setting(document, "offload_param");
   c.half = half_setting(document);
-  c.micro_batch = int_setting(document, {"train_micro_batch_size_per_gpu"});
-  c.accumulation = int_setting(document, {"gradient_accumulation_steps"});
-  c.train_batch = int_setting(document, {"train_batch_size"});
+  c.micro_batch = int_setting(document, {"train_micro_batch_size_per_gpu"}, 1);
+  c.accumulation = int_setting(document, {"gradient_accumulation_steps"}, 1);
+  c.train_batch = int_setting(document, {"train_batch_size"}, 1);
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "estimator/activations.h"
+#include "estimator/bytes.h"
 #include "estimator/report.h"
 
 namespace preflight::estimator {
@@ -215,7 +216,7 @@ std::optional<StandIn> unknown_terms_stand_in(const JobSpec& job, const Estimate
   for (const Term& t : alt.peak()->terms)
     if (t.key == "activations" || t.key == "logits" || t.key == "backward_workspace" || t.key == "KV_cache")
       shape_terms += t.bytes;
-  return StandIn{proxy->id, alt.run.seq, static_cast<int64_t>(double(shape_terms) * allocator_factor())};
+  return StandIn{proxy->id, alt.run.seq, saturated_bytes(double(shape_terms) * allocator_factor())};
 }
 
 std::vector<std::string> unknown_terms_of(const Estimate& e, bool activations_known) {
@@ -255,7 +256,7 @@ Estimate evaluate(const JobSpec& job, const std::optional<Target>& target, const
   e.high = e.total + half;
   e.unknown_terms = unknown_terms_of(e, activations_known);
   if (!activations_known) {
-    const int64_t floor_high = e.high + static_cast<int64_t>(double(e.total) * kUnknownActivationWidening);
+    const int64_t floor_high = e.high + saturated_bytes(double(e.total) * kUnknownActivationWidening);
     std::optional<StandIn> stand_in = unknown_terms_stand_in(job, e, catalog);
     e.high = std::max(floor_high, stand_in ? e.high + stand_in->bytes : 0);
     std::string note = "activations unknown (no architecture shape): not in the total, the real peak is higher; the "
@@ -279,8 +280,8 @@ void widen_for_defaults(Estimate& e, const JobSpec& job, const std::optional<Tar
     const Estimate alt = evaluate(changed, target, catalog);
     if (!alt.known || alt.total == e.total) continue;
     e.widenings.push_back({label.substr(0, label.find(':')), label, alt.total});
-    e.low = std::min(e.low, static_cast<int64_t>(double(alt.total) * low_ratio));
-    e.high = std::max(e.high, static_cast<int64_t>(double(alt.total) * high_ratio));
+    e.low = std::min(e.low, saturated_bytes(double(alt.total) * low_ratio));
+    e.high = std::max(e.high, saturated_bytes(double(alt.total) * high_ratio));
   }
 }
 

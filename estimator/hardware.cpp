@@ -93,7 +93,8 @@ std::optional<int64_t> parse_memory(std::string_view text) {
   else if (unit == "m" || unit == "mb" || unit == "mib") scale = double(kMiB);
   else if (unit == "g" || unit == "gb" || unit == "gib") scale = double(kGiB);
   else if (unit == "t" || unit == "tb" || unit == "tib") scale = double(kGiB) * 1024.0;
-  if (scale == 0 || value * scale > 1e16) return std::nullopt;
+  // "0.0001" is no capacity: it would round to 0 bytes.
+  if (scale == 0 || value * scale < 0.5 || value * scale > double(kMaxMemoryBytes)) return std::nullopt;
   return static_cast<int64_t>(std::llround(value * scale));
 }
 

@@ -38,7 +38,11 @@ struct Target {
 std::optional<Target> resolve_target(const Catalog& catalog, std::string_view name,
                                      std::optional<int64_t> explicit_capacity, std::string& error);
 
+/// The largest capacity `--gpu-memory` takes: 8 PiB (8192TiB).
+inline constexpr int64_t kMaxMemoryBytes = int64_t(1) << 53;
+
 /// `48GiB`, `24gb` and `24g` (read as GiB), `2TiB`, `40960MiB`, `512m`, bare bytes.
+/// nullopt unless the size is from 1 byte to kMaxMemoryBytes (NaN, negatives, "0.0001").
 std::optional<int64_t> parse_memory(std::string_view text);
 
 /// The reference tool's usable capacity for a catalogue GPU (anchor when stored, else its

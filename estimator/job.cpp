@@ -136,7 +136,9 @@ std::optional<int64_t> parse_count(std::string_view text) {
   if (digits.empty()) return std::nullopt;
   double value = 0.0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size() || !(value > 0) || value * scale > 1e15)
+  // Written so that NaN fails it too; "0.4" is no count (it would round to 0 parameters).
+  if (ec != std::errc() || end != digits.data() + digits.size() || !(value * scale >= 0.5) ||
+      value * scale > double(kMaxCount))
     return std::nullopt;
   return static_cast<int64_t>(std::llround(value * scale));
 }

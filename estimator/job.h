@@ -144,7 +144,11 @@ struct JobSpec {
   Field<bool> full_prompt_logits{false, Source::by_default("last-token logits in prefill (transformers >= 4.45)")};
 };
 
+/// The largest parameter count `--params` / `--trainable-params` take (a quadrillion).
+inline constexpr int64_t kMaxCount = 1'000'000'000'000'000;
+
 /// The parameter-count spellings of `--params`: 7B, 124m, 6.7e9, 6,738,415,616, 1_000k.
+/// nullopt unless the count is from 1 to kMaxCount (NaN, infinities, negatives, "0.4").
 std::optional<int64_t> parse_count(std::string_view text);
 
 }  // namespace preflight::estimator

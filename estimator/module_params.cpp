@@ -22,6 +22,20 @@ constexpr std::array<std::string_view, 34> kParameterFree = {
     "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool2d", "Softmax", "LogSoftmax", "Upsample", "PixelShuffle", "ZeroPad2d", "CrossEntropyLoss"};
 
+// Python's integers do not overflow; a parameter count past int64 is no count we can use
+// (`nn.Linear(4_000_000_000, 4_000_000_000)`), so the arithmetic is checked and an overflow
+// is nullopt: the count is unknown, never wrapped into some other, plausible number.
+std::optional<int64_t> times(std::optional<int64_t> a, std::optional<int64_t> b) {
+  int64_t r = 0;
+  if (!a || !b || __builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+  return r;
+}
+std::optional<int64_t> plus(std::optional<int64_t> a, std::optional<int64_t> b) {
+  int64_t r = 0;
+  if (!a || !b || __builtin_add_overflow(*a, *b, &r)) return std::nullopt;
+  return r;
+}
+
 class Counter {
  public:
   explicit Counter(const ModuleModel& m) : m_(m), src_(m.source()), k_(kinds()) {}
@@ -30,7 +44,7 @@ class Counter {
     if (depth > kMaxDepth) return unknown(call);
     const ClassInfo& c = m_.classes()[ci];
     Env env = constructor_env(ci, call, caller_env, caller_scope);
-    int64_t total = 0;
+    std::optional<int64_t> total = 0;
     for (const auto& [attr, sites] : c.self_bindings) {
       std::optional<int64_t> first;
       for (const BindingSite& site : sites) {
@@ -39,19 +53,19 @@ class Counter {
         if (first && *first != *n) return unknown(site.value);  // rebound to a different module
         first = n;
       }
-      total += first.value_or(0);
+      total = plus(total, first.value_or(0));
     }
     auto appended = appended_layers(ci, env, depth);
     if (!appended) return std::nullopt;
-    total += *appended;
+    total = plus(total, *appended);
     for (const std::string& base : c.bases) {
       int b = m_.class_named(leaf(base));
       if (b < 0 || b == ci || !m_.classes()[b].is_module) continue;
       auto n = count_class(b, TSNode{}, {}, 0, depth + 1);
       if (!n) return std::nullopt;
-      total += *n;
+      total = plus(total, *n);
     }
-    return total;
+    return total ? total : unknown(call);
   }
 
   const std::string& blocking() const { return blocking_; }
@@ -109,13 +123,13 @@ class Counter {
     e = unparenthesize(e);
     TSSymbol s = sym(e);
     if (s == k_.integer) {
-      int64_t v = 0;
+      std::optional<int64_t> v = 0;
       for (char c : text_of(e, src_)) {
         if (c == '_') continue;
         if (c < '0' || c > '9') return unknown(e);
-        v = v * 10 + (c - '0');
+        v = plus(times(v, 10), c - '0');
       }
-      return v;
+      return v ? v : unknown(e);
     }
     if (s == k_.identifier) {
       std::string name(text_of(e, src_));
@@ -130,9 +144,9 @@ class Counter {
       auto b = integer(field(e, k_.f_right), env, scope, depth + 1);
       if (!a || !b) return std::nullopt;
       std::string_view op = text_of(field(e, k_.f_operator), src_);
-      if (op == "+") return *a + *b;
-      if (op == "-") return *a - *b;
-      if (op == "*") return *a * *b;
+      if (op == "+") return plus(a, b) ? plus(a, b) : unknown(e);
+      if (op == "-") return plus(a, times(b, -1)) ? plus(a, times(b, -1)) : unknown(e);
+      if (op == "*") return times(a, b) ? times(a, b) : unknown(e);
       if (op == "//" && *b != 0) return *a / *b;
     }
     return unknown(e);
@@ -149,19 +163,19 @@ class Counter {
   std::optional<int64_t> kernel_volume(TSNode k, int dims, const Env& env, int scope) {
     k = unparenthesize(k);
     if (is(k, k_.tuple) || is(k, k_.list)) {
-      int64_t v = 1;
+      std::optional<int64_t> v = 1;
       for (uint32_t i = 0; i < ts_node_named_child_count(k); ++i) {
         auto d = integer(ts_node_named_child(k, i), env, scope, 0);
         if (!d) return std::nullopt;
-        v *= *d;
+        v = times(v, d);
       }
-      return v;
+      return v ? v : unknown(k);
     }
     auto d = integer(k, env, scope, 0);
     if (!d) return std::nullopt;
-    int64_t v = 1;
-    for (int i = 0; i < dims; ++i) v *= *d;
-    return v;
+    std::optional<int64_t> v = 1;
+    for (int i = 0; i < dims; ++i) v = times(v, d);
+    return v ? v : unknown(k);
   }
 
   TSNode arg(TSNode call, unsigned position, std::string_view name) const {
@@ -169,20 +183,27 @@ class Counter {
     return is_null(v) ? positional_arg(call, position) : v;
   }
 
-  // One torch.nn layer's parameters.
+  // One torch.nn layer's parameters; a count past int64 is unknown, with the call.
   std::optional<int64_t> torch_layer(std::string_view layer, TSNode call, const Env& env, int scope, int depth) {
+    const std::string before = blocking_;
+    std::optional<int64_t> n = layer_params(layer, call, env, scope, depth);
+    if (!n && blocking_ == before) return unknown(call);  // no reason recorded: the count overflowed
+    return n;
+  }
+
+  std::optional<int64_t> layer_params(std::string_view layer, TSNode call, const Env& env, int scope, int depth) {
     for (std::string_view free : kParameterFree)
       if (layer == free) return 0;
     auto at = [&](unsigned i, std::string_view n) { return integer(arg(call, i, n), env, scope, 0); };
     if (layer == "Linear") {
       auto in = at(0, "in_features"), out = at(1, "out_features");
       if (!in || !out) return std::nullopt;
-      return *in * *out + (flag(call, "bias", true) ? *out : 0);
+      return plus(times(in, out), flag(call, "bias", true) ? out : 0);
     }
     if (layer == "Embedding") {
       auto n = at(0, "num_embeddings"), d = at(1, "embedding_dim");
       if (!n || !d) return std::nullopt;
-      return *n * *d;
+      return times(n, d);
     }
     if (layer == "Conv1d" || layer == "Conv2d" || layer == "Conv3d" || layer == "ConvTranspose2d") {
       int dims = layer == "Conv1d" ? 1 : layer == "Conv3d" ? 3 : 2;
@@ -191,47 +212,47 @@ class Counter {
       TSNode g = keyword_arg(call, "groups", src_);
       std::optional<int64_t> groups = is_null(g) ? std::optional<int64_t>(1) : integer(g, env, scope, 0);
       if (!in || !out || !k || !groups || *groups <= 0) return std::nullopt;
-      return *in / *groups * *out * *k + (flag(call, "bias", true) ? *out : 0);
+      return plus(times(times(*in / *groups, out), k), flag(call, "bias", true) ? out : 0);
     }
     if (layer == "LayerNorm" || layer == "RMSNorm") {
       auto d = at(0, "normalized_shape");
       if (!d) return std::nullopt;
       if (!flag(call, "elementwise_affine", true)) return 0;
-      return layer == "RMSNorm" || !flag(call, "bias", true) ? *d : 2 * *d;
+      return layer == "RMSNorm" || !flag(call, "bias", true) ? d : times(2, d);
     }
     if (layer == "BatchNorm1d" || layer == "BatchNorm2d" || layer == "BatchNorm3d" || layer == "InstanceNorm2d") {
       auto c = at(0, "num_features");
       if (!c) return std::nullopt;
-      return flag(call, "affine", layer.substr(0, 5) == "Batch") ? 2 * *c : 0;
+      return flag(call, "affine", layer.substr(0, 5) == "Batch") ? times(2, c) : 0;
     }
     if (layer == "GroupNorm") {
       auto c = at(1, "num_channels");
       if (!c) return std::nullopt;
-      return flag(call, "affine", true) ? 2 * *c : 0;
+      return flag(call, "affine", true) ? times(2, c) : 0;
     }
     if (layer == "MultiheadAttention") {
       auto d = at(0, "embed_dim");
       if (!d) return std::nullopt;
-      return 4 * *d * *d + (flag(call, "bias", true) ? 4 * *d : 0);
+      return plus(times(times(4, d), d), flag(call, "bias", true) ? times(4, d) : 0);
     }
     if (layer == "TransformerEncoderLayer" || layer == "TransformerDecoderLayer") {
       auto d = at(0, "d_model");
       TSNode ff_node = arg(call, 2, "dim_feedforward");
       auto ff = is_null(ff_node) ? std::optional<int64_t>(2048) : integer(ff_node, env, scope, 0);
       if (!d || !ff) return std::nullopt;
-      int64_t attention = 4 * *d * *d + 4 * *d;
-      int64_t mlp = 2 * *d * *ff + *ff + *d;
+      std::optional<int64_t> attention = plus(times(times(4, d), d), times(4, d));
+      std::optional<int64_t> mlp = plus(plus(times(times(2, d), ff), ff), d);
       bool decoder = layer == "TransformerDecoderLayer";
-      return (decoder ? 2 : 1) * attention + mlp + (decoder ? 3 : 2) * 2 * *d;
+      return plus(plus(times(decoder ? 2 : 1, attention), mlp), times((decoder ? 3 : 2) * 2, d));
     }
     if (layer == "TransformerEncoder" || layer == "TransformerDecoder") {
       auto one = module_value(arg(call, 0, layer == "TransformerEncoder" ? "encoder_layer" : "decoder_layer"), env, scope, depth + 1);
       auto n = at(1, "num_layers");
       if (!one || !n) return std::nullopt;
-      return *one * *n;
+      return times(one, n);
     }
     if (layer == "Sequential" || layer == "ModuleList") {
-      int64_t total = 0;
+      std::optional<int64_t> total = 0;
       TSNode args = field(call, k_.f_arguments);
       for (uint32_t i = 0; i < ts_node_named_child_count(args); ++i) {
         TSNode a = ts_node_named_child(args, i);
@@ -239,7 +260,7 @@ class Counter {
         if (is(a, k_.keyword_argument)) continue;
         auto n = module_value(a, env, scope, depth + 1);
         if (!n) return std::nullopt;
-        total += *n;
+        total = plus(total, n);
       }
       return total;
     }
@@ -251,13 +272,13 @@ class Counter {
     if (is_null(e) || depth > kMaxDepth) return unknown(e);
     e = unparenthesize(e);
     if (is(e, k_.list) || is(e, k_.tuple)) {
-      int64_t total = 0;
+      std::optional<int64_t> total = 0;
       for (uint32_t i = 0; i < ts_node_named_child_count(e); ++i) {
         auto n = module_value(ts_node_named_child(e, i), env, scope, depth + 1);
         if (!n) return std::nullopt;
-        total += *n;
+        total = plus(total, n);
       }
-      return total;
+      return total ? total : unknown(e);
     }
     if (is(e, k_.list_comprehension) || is(e, k_.generator_expression)) return stacked(e, env, scope, depth);
     if (is(e, k_.identifier)) {
@@ -290,7 +311,8 @@ class Counter {
     int inner = m_.scope_opened_by(comprehension);
     auto one = module_value(body, env, inner >= 0 ? inner : scope, depth + 1);
     if (!one || !times) return std::nullopt;
-    return *one * *times;
+    std::optional<int64_t> n = estimator::times(one, times);
+    return n ? n : unknown(comprehension);
   }
 
   std::optional<int64_t> range_count(TSNode iterable, const Env& env, int scope) {

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimator/bytes.h"
+
 namespace preflight::estimator {
 namespace {
 
@@ -126,7 +128,7 @@ int64_t largest_block(const ModelProfile& p) {
 }
 
 Term make(std::string key, std::string label, double bytes, double u, Provenance prov, std::string basis) {
-  return Term{std::move(key), std::move(label), static_cast<int64_t>(std::max(0.0, bytes)), u, prov, std::move(basis)};
+  return Term{std::move(key), std::move(label), saturated_bytes(bytes), u, prov, std::move(basis)};
 }
 
 }  // namespace

@@ -2,16 +2,17 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <memory>
+#include <tuple>
 
 #include "rules/engine.h"
 #include "server/cli/check_report.h"
 #include "server/cli/diff.h"
 #include "server/cli/discovery.h"
 #include "server/cli/file_io.h"
+#include "server/cli/number_options.h"
 #include "server/cli/parallel.h"
 #include "server/cli/report_github.h"
 #include "server/cli/report_json.h"
@@ -26,20 +27,38 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Discovers each group's inputs with its own excludes, then merges the results.
-DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const CheckIo& io) {
+// A link the walk did not follow is reported as a file that could not be read is: the code
+// behind it was not checked, and a run must not look clean for it.
+FileFailure link_outside_failure(const LinkOutside& link) {
+  return {link.path, "not read: a symbolic link to " + link.target +
+                         ", outside the paths given on the command line (name it there to check "
+                         "it, or --exclude the link)"};
+}
+
+// Discovers each group's inputs with its own excludes, then merges the results. The walk
+// stays within `roots` (the canonical command-line paths): a link out of them is not read.
+DiscoveryResult discover_groups(const std::vector<ConfigGroup>& groups, const CheckIo& io,
+                                const std::vector<fs::path>& roots) {
   DiscoveryResult all;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const FileSettings& settings = groups[g].settings;
     DiscoveryResult found =
         discover_files(groups[g].inputs, {settings.excludes, io.base_dir, settings.config_dir,
-                                          settings.respect_gitignore, {}});
+                                          settings.respect_gitignore, roots});
     for (SourceFile& f : found.files) f.group = g;
     std::move(found.files.begin(), found.files.end(), std::back_inserter(all.files));
     std::move(found.missing.begin(), found.missing.end(), std::back_inserter(all.missing));
     std::move(found.failures.begin(), found.failures.end(), std::back_inserter(all.failures));
+    for (const LinkOutside& link : found.outside) all.failures.push_back(link_outside_failure(link));
   }
   sort_and_dedupe(all.files);
+  // Inputs that overlap (`check . sub`) walk the same directories: one report each.
+  auto key = [](const FileFailure& f) { return std::tie(f.path, f.error); };
+  std::sort(all.failures.begin(), all.failures.end(),
+            [&](const FileFailure& a, const FileFailure& b) { return key(a) < key(b); });
+  all.failures.erase(std::unique(all.failures.begin(), all.failures.end(),
+                                 [&](const FileFailure& a, const FileFailure& b) { return key(a) == key(b); }),
+                     all.failures.end());
   return all;
 }
 
@@ -209,24 +228,12 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
                 "Also list where a rule saw its pattern and stayed quiet on purpose (a framework "
                 "does the work, or the deciding code cannot be seen), with the reason "
                 "(terminal and json formats)");
-  cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)");
+  cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)")
+      ->check(integer_in(0, kMaxJobs, "0: one per CPU"));
   cmd->add_option("--file-timeout", a.file_timeout_s,
                   "Seconds of analysis one file may take before it is reported as too complex "
                   "(default 30; 0: no limit)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            // Before CLI11 converts it: "nan" and "inf" are doubles to it, and NaN passes
-            // a range check.
-            double v = 0;
-            const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
-            auto [end, ec] = std::from_chars(begin, text.data() + text.size(), v);
-            if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0 ||
-                v > kMaxFileTimeoutSeconds)
-              return "must be a number of seconds from 0 to " + std::to_string(int64_t(kMaxFileTimeoutSeconds)) +
-                     " (0: no limit), not '" + text + "'";
-            return "";
-          },
-          "SECONDS"));
+      ->check(number_in(0, kMaxFileTimeoutSeconds, "seconds", "0: no limit"));
   cmd->add_flag("--no-color", a.no_color, "Plain terminal output");
   cmd->add_flag("-q,--quiet", a.quiet, "Omit source snippets");
   return cmd;
@@ -240,12 +247,13 @@ int run_check(const CheckArgs& args, const CheckIo& io, const SourceChecker& che
   std::optional<std::vector<ConfigGroup>> groups =
       resolve_config_groups(paths, args, *settings, io);
   if (!groups) return kExitUsage;
-  DiscoveryResult found = discover_groups(*groups, io);
+  std::vector<fs::path> roots = canonical_roots(paths);
+  DiscoveryResult found = discover_groups(*groups, io, roots);
   for (const std::string& missing : found.missing)
     io.err << "preflight: error: path does not exist: " << missing << "\n";
   if (!found.missing.empty()) return kExitUsage;
 
-  RunAssembler run(*groups, *settings, io, canonical_roots(paths));
+  RunAssembler run(*groups, *settings, io, std::move(roots));
   check_all(found.files, *groups, *settings, checker, run);
   return run.finish(std::move(found.failures)) ? kExitFindings : kExitClean;
 }

@@ -27,6 +27,9 @@ inline constexpr int kExitClean = 0;     // nothing at or above the gate
 inline constexpr int kExitFindings = 1;  // findings at or above the gate, or a file failure
 inline constexpr int kExitUsage = 2;     // bad invocation: flag value, missing path
 
+// -j's largest value: more threads than this only contend (the files are the limit anyway).
+inline constexpr unsigned kMaxJobs = 1024;
+
 // --file-timeout's largest value (about 11.6 days): any budget up to it fits the clock.
 inline constexpr double kMaxFileTimeoutSeconds = 1e6;
 

@@ -189,7 +189,9 @@ bool Walker::leaves_confinement(const fs::directory_entry& entry, const fs::path
   std::error_code ec;
   if (options_.confine_to.empty() || !entry.is_symlink(ec)) return false;
   fs::path target = fs::canonical(entry.path(), ec);
-  if (ec || path_within(target, options_.confine_to)) return false;
+  if (ec) return false;
+  for (const fs::path& root : options_.confine_to)
+    if (path_within(target, root)) return false;
   result_.outside.push_back({display_form(display), target.string()});
   return true;
 }

@@ -37,9 +37,10 @@ struct DiscoveryOptions {
   std::filesystem::path base_dir;     // absolute; relative-path matching starts here
   std::filesystem::path config_dir;   // absolute or empty; patterns also match relative to it
   bool respect_gitignore = false;     // skip what .gitignore files list (see above)
-  // Canonical, or empty: a symbolic link whose target lies outside it is not followed (the
-  // editor's workspace scan stays in its folder); it is listed in `outside` instead.
-  std::filesystem::path confine_to;
+  // Canonical roots, or none: a symbolic link whose target lies outside every one of them is
+  // not followed (the editor's workspace scan stays in its folder, `check` in the paths it
+  // was given); it is listed in `outside` instead.
+  std::vector<std::filesystem::path> confine_to;
 };
 
 // A link the walk did not follow because it leads out of DiscoveryOptions::confine_to.

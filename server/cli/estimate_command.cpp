@@ -11,6 +11,7 @@
 #include "server/cli/check_command.h"
 #include "server/cli/deepspeed_file.h"
 #include "server/cli/file_io.h"
+#include "server/cli/number_options.h"
 
 namespace preflight::server {
 namespace {
@@ -37,12 +38,20 @@ void set_if(const std::optional<U>& v, const char* flag, est::Field<T>& field) {
 }
 
 bool numeric_flags(const EstimateArgs& a, est::JobSpec& job, std::ostream& err) {
-  for (auto [v, flag] : {std::pair{a.batch_size, "--batch-size"}, {a.seq_len, "--seq-len"}, {a.image_size, "--image-size"},
-                         {a.world_size, "--world-size"}, {a.max_context, "--max-context"}, {a.lora_rank, "--lora-rank"},
-                         {a.accumulation, "--accumulation"}, {a.tensor_parallel, "--tp"}, {a.pipeline_parallel, "--pp"},
-                         {a.prompt_len, "--prompt-len"}, {a.beams, "--beams"}}) {
-    if (v && *v <= 0) {
-      err << "preflight: " << flag << " must be positive\n";
+  // The command line's validators refuse these first; callers in-process get the same check.
+  struct Bounded {
+    std::optional<int> value;
+    const char* flag;
+    int max;
+  };
+  for (const Bounded& b : {Bounded{a.batch_size, "--batch-size", kMaxBatchSize}, {a.seq_len, "--seq-len", kMaxTokens},
+                           {a.image_size, "--image-size", kMaxImageSide}, {a.world_size, "--world-size", kMaxRanks},
+                           {a.max_context, "--max-context", kMaxTokens}, {a.lora_rank, "--lora-rank", kMaxLoraRank},
+                           {a.accumulation, "--accumulation", kMaxAccumulation}, {a.tensor_parallel, "--tp", kMaxParallelDegree},
+                           {a.pipeline_parallel, "--pp", kMaxParallelDegree}, {a.prompt_len, "--prompt-len", kMaxTokens},
+                           {a.beams, "--beams", kMaxBeams}}) {
+    if (b.value && (*b.value < 1 || *b.value > b.max)) {
+      err << "preflight: " << b.flag << ": must be an integer from 1 to " << b.max << ", not '" << *b.value << "'\n";
       return false;
     }
   }
@@ -94,7 +103,8 @@ std::optional<est::JobSpec> job_from_args(const EstimateArgs& a, std::ostream& e
   if (!a.params.empty()) {
     std::optional<int64_t> count = est::parse_count(a.params);
     if (!count) {
-      err << "preflight: could not parse --params '" << a.params << "' (e.g. 7B, 124M, 6738415616)\n";
+      err << "preflight: could not parse --params '" << a.params
+          << "': a parameter count from 1 to 1e15 (e.g. 7B, 124M, 6738415616)\n";
       return std::nullopt;
     }
     job.params.set(count, Source::flag("--params"));
@@ -102,7 +112,8 @@ std::optional<est::JobSpec> job_from_args(const EstimateArgs& a, std::ostream& e
   if (!a.trainable_params.empty()) {
     std::optional<int64_t> count = est::parse_count(a.trainable_params);
     if (!count) {
-      err << "preflight: could not parse --trainable-params '" << a.trainable_params << "' (e.g. 4.2M, 6738415616)\n";
+      err << "preflight: could not parse --trainable-params '" << a.trainable_params
+          << "': a parameter count from 1 to 1e15 (e.g. 4.2M, 6738415616)\n";
       return std::nullopt;
     }
     if (a.frozen_fraction) {
@@ -353,28 +364,28 @@ CLI::App* add_estimate_command(CLI::App& app, EstimateArgs& a) {
   cmd->add_option("--gpu-memory", a.gpu_memory, "Explicit per-device capacity, e.g. 48GiB");
   cmd->add_option("--model", a.model, "Architecture name or hub id (see the catalogue)");
   cmd->add_option("--params", a.params, "Parameter count when the model is not in the catalogue, e.g. 7B");
-  cmd->add_option("--batch-size", a.batch_size, "Per-device micro-batch");
-  cmd->add_option("--seq-len", a.seq_len, "Sequence length (default: the model's maximum position)");
-  cmd->add_option("--image-size", a.image_size, "Image side in pixels (vision models)");
+  cmd->add_option("--batch-size", a.batch_size, "Per-device micro-batch")->check(integer_in(1, kMaxBatchSize));
+  cmd->add_option("--seq-len", a.seq_len, "Sequence length (default: the model's maximum position)")->check(integer_in(1, kMaxTokens));
+  cmd->add_option("--image-size", a.image_size, "Image side in pixels (vision models)")->check(integer_in(1, kMaxImageSide));
   cmd->add_option("--dtype", a.dtype, "fp32, amp, amp-fp16, amp-bf16, pure-fp16, pure-bf16, fp16-master");
   cmd->add_option("--optimizer", a.optimizer,
                   "sgd, sgd-momentum, adam, adamw, adamw-8bit, paged-adamw-8bit, adafactor, lion, lion-8bit, rmsprop, adagrad");
-  cmd->add_option("--world-size", a.world_size, "Ranks (default: the target's device count for sharded plans)");
+  cmd->add_option("--world-size", a.world_size, "Ranks (default: the target's device count for sharded plans)")->check(integer_in(1, kMaxRanks));
   cmd->add_option("--sharding", a.sharding, "none, ddp, zero-1, zero-2, zero-3, fsdp, fsdp-grad-op, fsdp-hybrid, fsdp2");
   cmd->add_flag("--checkpointing", a.checkpointing, "Gradient checkpointing is on");
   cmd->add_flag("--flash", a.flash, "Flash attention / SDPA (same as --attention sdpa)");
   cmd->add_flag("--inference", a.inference, "Inference only, no backward");
   cmd->add_flag("--generate", a.generate, "Autoregressive decoding with a KV cache (implies --inference)");
-  cmd->add_option("--max-context", a.max_context, "Tokens the KV cache holds (prompt + generated)");
+  cmd->add_option("--max-context", a.max_context, "Tokens the KV cache holds (prompt + generated)")->check(integer_in(1, kMaxTokens));
   cmd->add_option("--peft", a.peft, "lora or qlora");
-  cmd->add_option("--lora-rank", a.lora_rank, "LoRA rank (default 16)");
+  cmd->add_option("--lora-rank", a.lora_rank, "LoRA rank (default 16)")->check(integer_in(1, kMaxLoraRank));
   cmd->add_option("--quantization", a.quantization, "Weight quantisation: int8, nf4, fp8");
   cmd->add_option("-f,--format", a.format, "Output format: terminal or json");
   // preflight's additions
   cmd->add_flag("--compat", a.compat, "Report torch-preflight 0.4's figures (its cost model, interval and solver)");
   cmd->add_option("--attention", a.attention, "eager, sdpa or flash (default: SDPA where transformers has it)");
   cmd->add_option("--optimizer-impl", a.optimizer_impl, "foreach (torch default), fused, for-loop, in-backward");
-  cmd->add_option("--accumulation", a.accumulation, "Gradient accumulation steps");
+  cmd->add_option("--accumulation", a.accumulation, "Gradient accumulation steps")->check(integer_in(1, kMaxAccumulation));
   cmd->add_option("--lora-targets", a.lora_targets, "LoRA target modules (comma-separated; all-linear)")->delimiter(',');
   cmd->add_option("--frozen-fraction", a.frozen_fraction, "Share of base parameters without gradients (frozen backbone)");
   cmd->add_option("--trainable-params", a.trainable_params,
@@ -384,11 +395,11 @@ CLI::App* add_estimate_command(CLI::App& app, EstimateArgs& a) {
                   "DeepSpeed config JSON: ZeRO stage, offload, bf16/fp16, micro-batch, accumulation (\"auto\" stays unknown)");
   cmd->add_flag("--offload-optimizer", a.offload_optimizer, "Optimizer state on the CPU (ZeRO-Offload)");
   cmd->add_flag("--offload-params", a.offload_params, "Parameters on the CPU (ZeRO-3 offload_param)");
-  cmd->add_option("--tp", a.tensor_parallel, "Tensor-parallel degree");
+  cmd->add_option("--tp", a.tensor_parallel, "Tensor-parallel degree")->check(integer_in(1, kMaxParallelDegree));
   cmd->add_flag("--sp", a.sequence_parallel, "Sequence parallelism (with --tp)");
-  cmd->add_option("--pp", a.pipeline_parallel, "Pipeline-parallel stages");
-  cmd->add_option("--prompt-len", a.prompt_len, "Prompt tokens of the prefill (default: the whole context)");
-  cmd->add_option("--beams", a.beams, "Beam count (multiplies the KV cache)");
+  cmd->add_option("--pp", a.pipeline_parallel, "Pipeline-parallel stages")->check(integer_in(1, kMaxParallelDegree));
+  cmd->add_option("--prompt-len", a.prompt_len, "Prompt tokens of the prefill (default: the whole context)")->check(integer_in(1, kMaxTokens));
+  cmd->add_option("--beams", a.beams, "Beam count (multiplies the KV cache)")->check(integer_in(1, kMaxBeams));
   cmd->add_option("--kv-cache-dtype", a.kv_cache_dtype, "model or fp8");
   cmd->add_flag("--chunked-loss", a.chunked_loss, "Chunked / fused cross-entropy (Liger, torchtune)");
   cmd->add_flag("--activation-offload", a.activation_offload, "Saved activations offloaded to the CPU");
@@ -469,7 +480,8 @@ int run_estimate(const EstimateArgs& a, std::ostream& out, std::ostream& err) {
   }
   std::optional<int64_t> capacity;
   if (!a.gpu_memory.empty() && !(capacity = est::parse_memory(a.gpu_memory))) {
-    err << "preflight: could not parse --gpu-memory '" << a.gpu_memory << "' (e.g. 48GiB, 24gb, 40960MiB)\n";
+    err << "preflight: could not parse --gpu-memory '" << a.gpu_memory
+        << "': a size from 1 byte to 8192TiB (e.g. 48GiB, 24gb, 40960MiB)\n";
     return kExitUsage;
   }
   std::optional<est::Target> target;

@@ -19,6 +19,18 @@ class App;
 
 namespace preflight::server {
 
+// The ranges of the integer flags (docs/numbers.md): past them a run is no run any hardware
+// holds, and the products of the cost model leave int64 (the estimator saturates its byte
+// counts as well, for what a script states).
+inline constexpr int kMaxBatchSize = 1 << 20;
+inline constexpr int kMaxTokens = 1 << 24;  // --seq-len, --max-context, --prompt-len
+inline constexpr int kMaxImageSide = 1 << 16;
+inline constexpr int kMaxRanks = 1 << 20;
+inline constexpr int kMaxLoraRank = 1 << 16;
+inline constexpr int kMaxAccumulation = 1 << 20;
+inline constexpr int kMaxParallelDegree = 1 << 16;  // --tp, --pp
+inline constexpr int kMaxBeams = 1024;
+
 struct EstimateArgs {
   std::string script;
   std::string gpu, gpu_memory, model, params, trainable_params, deepspeed;

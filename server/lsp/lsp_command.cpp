@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "server/cli/number_options.h"
 #include "server/lsp/server.h"
 
 namespace preflight::lsp {
@@ -20,13 +21,15 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
                   "terminal, warn when stderr is not a terminal)")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   cmd->add_option("--debounce-ms", args.debounce_ms, "Quiet time after an edit before it is analysed")
-      ->check(CLI::Range(0, 2000))
+      ->check(server::integer_in(0, kMaxDebounceMs))
       ->capture_default_str();
   cmd->add_option("--analysis-timeout-ms", args.analysis_timeout_ms,
                   "Analysis time one document may take before it is reported as too complex (0: no limit)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(server::integer_in(0, kMaxAnalysisTimeoutMs, "0: no limit"))
       ->capture_default_str();
-  cmd->add_option("--workers", args.workers, "Analysis threads")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_option("--workers", args.workers, "Analysis threads")
+      ->check(server::integer_in(1, kMaxWorkers))
+      ->capture_default_str();
   cmd->add_flag("--stdio", args.stdio, "Talk over stdin/stdout (the default and only transport)");
   return cmd;
 }

@@ -4,7 +4,14 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "server/lsp/settings.h"
+
 namespace preflight::lsp {
+
+// The ranges of the numeric flags (docs/numbers.md); --debounce-ms shares kMaxDebounceMs
+// (settings.h) with initializationOptions.debounceMs.
+inline constexpr int kMaxAnalysisTimeoutMs = 86'400'000;  // a day
+inline constexpr int kMaxWorkers = 64;
 
 struct LspArgs {
   std::string log_file;         // empty: stderr

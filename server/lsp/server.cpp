@@ -57,18 +57,23 @@ const json& require_object(const json& params, const char* key) {
   return params[key];
 }
 
+// An int held as the JSON holds it; nullopt for anything else (get<int>() of 2^32 + 7 is 7).
+std::optional<int> int_value(const json& v) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= uint64_t(std::numeric_limits<int>::max())
+                                         ? std::optional(static_cast<int>(v.get<uint64_t>())) : std::nullopt;
+  if (v.is_number_integer() && v.get<int64_t>() >= std::numeric_limits<int>::min() &&
+      v.get<int64_t>() <= std::numeric_limits<int>::max())
+    return static_cast<int>(v.get<int64_t>());
+  return std::nullopt;
+}
+
 // `object[key]` as an int: nullopt when absent; anything but an integer an int holds
 // (a string, null, an array, an object, a fraction, a boolean) is BadParams.
 std::optional<int> optional_int(const json& object, const char* key, std::string_view where) {
   if (!object.is_object()) return std::nullopt;
   auto it = object.find(key);
   if (it == object.end()) return std::nullopt;
-  if (it->is_number_integer()) {
-    if (it->is_number_unsigned() ? it->get<uint64_t>() <= uint64_t(std::numeric_limits<int>::max())
-                                 : it->get<int64_t>() >= std::numeric_limits<int>::min() &&
-                                       it->get<int64_t>() <= std::numeric_limits<int>::max())
-      return static_cast<int>(it->get<int64_t>());
-  }
+  if (std::optional<int> v = int_value(*it)) return v;
   throw BadParams(std::string(where) + "." + key + " must be an integer");
 }
 
@@ -94,7 +99,7 @@ bool wants_refactor(const json& params) {
 
 int version_of(const json& text_document) {
   auto it = text_document.find("version");
-  return it != text_document.end() && it->is_number_integer() ? it->get<int>() : 0;
+  return it != text_document.end() ? int_value(*it).value_or(0) : 0;
 }
 
 }  // namespace
@@ -392,8 +397,7 @@ struct LanguageServer::Impl {
     if (p.contains("initializationOptions")) {
       const json& init = p["initializationOptions"];
       init_settings = parse_client_settings(init, problems);
-      if (init.is_object() && init.contains("debounceMs") && init["debounceMs"].is_number_integer() && init["debounceMs"].get<int>() >= 0)
-        options.debounce_ms = std::min(2000, init["debounceMs"].get<int>());
+      if (std::optional<int> debounce = parse_debounce_ms(init, problems)) options.debounce_ms = *debounce;
     }
     read_workspace_folders(p);
     watch_parent(p);
@@ -430,9 +434,15 @@ struct LanguageServer::Impl {
 
   // The client's death ends the server (LSP: processId), checked once a second.
   void watch_parent(const json& p) {
-    if (!p.contains("processId") || !p["processId"].is_number_integer()) return;
-    parent_pid = p["processId"].get<int>();
-    if (parent_pid <= 0) return;
+    if (!p.contains("processId") || p["processId"].is_null()) return;
+    std::optional<int> pid = int_value(p["processId"]);
+    if (!pid || *pid <= 0) {
+      // A wrapped value would watch some other process and exit when it ends.
+      options.log->warn("initialize: processId {} is no process id; the client's exit is not watched",
+                        p["processId"].dump());
+      return;
+    }
+    parent_pid = *pid;
     schedule_parent_check();
   }
 

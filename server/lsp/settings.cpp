@@ -81,6 +81,20 @@ ClientSettings parse_client_settings(const json& value, std::vector<std::string>
   return out;
 }
 
+std::optional<int> parse_debounce_ms(const json& init, std::vector<std::string>& problems) {
+  if (!init.is_object()) return std::nullopt;
+  auto it = init.find("debounceMs");
+  if (it == init.end() || it->is_null()) return std::nullopt;
+  // Compared as the JSON holds it: a get<int>() of 2^32 + 100 would wrap to 100.
+  bool in_range = it->is_number_unsigned() ? it->get<uint64_t>() <= uint64_t(kMaxDebounceMs)
+                  : it->is_number_integer() ? it->get<int64_t>() >= 0 && it->get<int64_t>() <= kMaxDebounceMs
+                                            : false;
+  if (in_range) return static_cast<int>(it->get<int64_t>());
+  problems.push_back("settings: `debounceMs` must be an integer from 0 to " + std::to_string(kMaxDebounceMs) +
+                     " (milliseconds), not " + it->dump() + "; the server's --debounce-ms value is kept");
+  return std::nullopt;
+}
+
 namespace {
 
 void apply(EffectiveSettings& e, const ClientSettings& layer) {

@@ -18,6 +18,14 @@
 
 namespace preflight::lsp {
 
+// initializationOptions.debounceMs, like --debounce-ms: milliseconds from 0 to this.
+inline constexpr int kMaxDebounceMs = 2000;
+
+// initializationOptions.debounceMs when it is an integer from 0 to kMaxDebounceMs. Anything
+// else (a string, a fraction, a negative or larger number) is a problem, appended to
+// `problems`, and nullopt: the --debounce-ms value stays.
+std::optional<int> parse_debounce_ms(const nlohmann::json& init, std::vector<std::string>& problems);
+
 // One client-side layer, as the editors send it: { select, ignore, severity, targetGpu }.
 // Absent keys leave the lower layer alone.
 struct ClientSettings {

@@ -66,7 +66,7 @@ std::vector<server::SourceFile> files_of(const fs::path& folder, SettingsCache& 
   options.config_dir = folder_settings->config_dir;
   options.respect_gitignore = folder_settings->respect_gitignore;
   std::error_code ec;
-  options.confine_to = fs::canonical(folder, ec);
+  if (fs::path root = fs::canonical(folder, ec); !ec) options.confine_to.push_back(std::move(root));
   server::DiscoveryResult found = server::discover_files({folder.string()}, options);
   std::move(found.outside.begin(), found.outside.end(), std::back_inserter(outside));
   return std::move(found.files);

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -385,6 +386,163 @@ TEST(Binary, RulesFormats) {
   RunResult md = run_preflight({"rules", "--format", "markdown"});
   EXPECT_EQ(md.code, 0);
   EXPECT_EQ(md.out, testing::read_file(std::string(PF_SOURCE_DIR) + "/docs/rules.md"));
+}
+
+// Issue 26, every number the command line reads (docs/numbers.md): NaN, infinities, fractions
+// where an integer is meant, negatives, zero where it means nothing and values past the
+// range exit 2 with a message that names the flag and the range. Before, `-j -1` said
+// "Could not convert: --jobs = -1", `lsp --analysis-timeout-ms -1` printed DBL_MAX as the
+// bound, `-j 100000` started that many threads, and the estimate flags had no upper bound.
+TEST(Binary, EveryNumericFlagNamesItsRangeWhenRefused) {
+  TempDir dir;
+  dir.write("a.py", "x = 1\n");
+  auto expect_refused = [&](std::vector<std::string> args, const std::string& message) {
+    RunResult r = run_preflight(args, dir.path().string());
+    std::string shown;
+    for (const std::string& a : args) shown += a + " ";
+    EXPECT_EQ(r.code, 2) << shown << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << shown << ": " << r.err;
+    EXPECT_EQ(r.err.find("17976931348623157"), std::string::npos) << shown << ": " << r.err;
+    EXPECT_EQ(r.out, "") << shown;
+  };
+  for (const char* v : {"nan", "inf", "-1", "1.5", "1e3", "1025", "99999999999", "many"})
+    expect_refused({"check", "-j", v, "a.py"}, "--jobs: must be an integer from 0 to 1024 (0: one per CPU), not '");
+  for (const char* v : {"nan", "-inf", "-1", "1e400"})
+    expect_refused({"check", "--file-timeout", v, "a.py"},
+                   "--file-timeout: must be a number of seconds from 0 to 1000000 (0: no limit), not '");
+  for (const char* v : {"nan", "-5", "2.5", "2001"})
+    expect_refused({"lsp", "--debounce-ms", v}, "--debounce-ms: must be an integer from 0 to 2000, not '");
+  for (const char* v : {"nan", "-1", "1.5", "1e12", "86400001"})
+    expect_refused({"lsp", "--analysis-timeout-ms", v},
+                   "--analysis-timeout-ms: must be an integer from 0 to 86400000 (0: no limit), not '");
+  for (const char* v : {"0", "65", "inf"})
+    expect_refused({"lsp", "--workers", v}, "--workers: must be an integer from 1 to 64, not '");
+  struct Bound {
+    const char* flag;
+    int max;
+  };
+  for (Bound b : {Bound{"--batch-size", 1 << 20}, {"--seq-len", 1 << 24}, {"--image-size", 1 << 16},
+                  {"--world-size", 1 << 20}, {"--max-context", 1 << 24}, {"--lora-rank", 1 << 16},
+                  {"--accumulation", 1 << 20}, {"--tp", 1 << 16}, {"--pp", 1 << 16}, {"--prompt-len", 1 << 24},
+                  {"--beams", 1024}}) {
+    std::string message = std::string(b.flag) + ": must be an integer from 1 to " + std::to_string(b.max) + ", not '";
+    for (std::string v : {std::string("nan"), std::string("inf"), std::string("0"), std::string("-1"),
+                          std::string("1.5"), std::to_string(int64_t(b.max) + 1), std::string("2147483648")})
+      expect_refused({"estimate", "--model", "gpt2", "--gpu", "t4", b.flag, v}, message);
+  }
+  for (const char* v : {"nan", "inf", "-7B", "0", "0.4", "2e15"}) {
+    expect_refused({"estimate", "--params", v}, "--params '" + std::string(v) + "': a parameter count from 1 to 1e15");
+    expect_refused({"estimate", "--model", "gpt2", "--trainable-params", v},
+                   "--trainable-params '" + std::string(v) + "': a parameter count from 1 to 1e15");
+  }
+  for (const char* v : {"nan", "inf", "-4GiB", "0", "0.0001", "8193TiB", "1e20"})
+    expect_refused({"estimate", "--model", "gpt2", "--gpu-memory", v},
+                   "--gpu-memory '" + std::string(v) + "': a size from 1 byte to 8192TiB");
+  // The ends of each range are accepted.
+  EXPECT_EQ(run_preflight({"check", "-j", "1024", "a.py"}, dir.path().string()).code, 0);
+  EXPECT_EQ(run_preflight({"check", "-j", "+0", "a.py"}, dir.path().string()).code, 0);
+  EXPECT_EQ(run_preflight({"estimate", "--model", "gpt2", "--gpu", "t4", "--batch-size", "1"}).code, 0);
+  EXPECT_NE(run_preflight({"estimate", "--params", "1e15", "--gpu-memory", "8192TiB"}).code, 2);
+  EXPECT_NE(run_preflight({"estimate", "--params", "1", "--gpu-memory", "1"}).code, 2);
+}
+
+// The largest values the flags take still multiply past int64 in the cost model (eager
+// attention keeps batch x heads x seq^2 scores per layer). The byte counts saturate: before,
+// this run's peak came out negative and the verdict was "fits with margin", exit 0.
+TEST(Binary, AnEstimatePastInt64IsAnOomNotANegativeFit) {
+  RunResult r = run_preflight({"estimate", "--model", "llama-3-70b", "--gpu", "a100-80gb", "--batch-size", "1048576",
+                               "--seq-len", "16777216", "--attention", "eager", "--format", "json"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  std::vector<std::string> negative;
+  std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& v, const std::string& at) {
+    if (v.is_number_integer() && v.get<int64_t>() < 0) negative.push_back(at);
+    if (v.is_number_float() && v.get<double>() < 0) negative.push_back(at);
+    if (v.is_structured())
+      for (auto it = v.begin(); it != v.end(); ++it) walk(*it, at + "/" + (v.is_object() ? it.key() : "[]"));
+  };
+  walk(j, "");
+  EXPECT_TRUE(negative.empty()) << negative.front();
+  EXPECT_EQ(r.out.find("\"FITS\""), std::string::npos) << r.out.substr(0, 2000);
+}
+
+// The configuration file reads no numbers (docs/numbers.md); a number, NaN or an infinity
+// where a name, a level or a boolean belongs is a configuration error naming the key.
+TEST(Binary, NumbersWhereTheConfigurationWantsNamesAreErrors) {
+  TempDir dir;
+  dir.write("a.py", "x = 1\n");
+  for (const char* entry : {"fail_on = nan", "target_gpu = inf", "respect_gitignore = 1", "select = -inf",
+                            "exclude = [nan]"}) {
+    dir.write(".preflight.toml", std::string(entry) + "\n");
+    RunResult r = run_preflight({"check", "a.py"}, dir.path().string());
+    std::string key(entry, std::string_view(entry).find(' '));
+    EXPECT_EQ(r.code, 2) << entry << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(".preflight.toml:1:"), std::string::npos) << entry << ": " << r.err;
+    EXPECT_NE(r.err.find(key + " must be"), std::string::npos) << entry << ": " << r.err;
+  }
+}
+
+// Issue 26: `check DIR` does not leave DIR through a symbolic link. A link out (to a
+// directory or to a file) is not read and is reported as a failure naming its target; the
+// target named on the command line is checked, once. Before, the walk followed both links
+// and checked the files outside.
+TEST(Binary, CheckDoesNotFollowLinksOutOfThePathsGiven) {
+  TempDir dir;
+  dir.write("root/a.py", "x = 1\n");
+  dir.write("outside/lib/secret.py", "y = 2\n");
+  dir.write("outside/single.py", "z = 3\n");
+  fs::create_directory_symlink("../outside/lib", dir.path() / "root/linked_dir");
+  fs::create_symlink("../outside/single.py", dir.path() / "root/linked_file.py");
+  const std::string cwd = dir.path().string();
+
+  RunResult r = run_preflight({"check", "--format", "json", "root"}, cwd);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["summary"]["files_checked"], 1) << r.out;
+  ASSERT_EQ(j["failures"].size(), 2u) << r.out;
+  EXPECT_EQ(j["failures"][0]["path"], "root/linked_dir");
+  EXPECT_EQ(j["failures"][1]["path"], "root/linked_file.py");
+  const std::string outside = fs::canonical(dir.path() / "outside").string();
+  EXPECT_EQ(j["failures"][0]["error"], "not read: a symbolic link to " + outside +
+                                           "/lib, outside the paths given on the command line (name it there "
+                                           "to check it, or --exclude the link)");
+  EXPECT_NE(j["failures"][1]["error"].get<std::string>().find(outside + "/single.py"), std::string::npos);
+
+  // The terminal report lists them with the files that could not be read.
+  RunResult terminal = run_preflight({"check", "--no-color", "root"}, cwd);
+  EXPECT_EQ(terminal.code, 1);
+  EXPECT_NE(terminal.out.find("root/linked_dir"), std::string::npos) << terminal.out;
+
+  // Named on the command line, the targets are checked, each file once.
+  RunResult named = run_preflight({"check", "--format", "json", "root", "outside"}, cwd);
+  EXPECT_EQ(named.code, 0) << named.out << named.err;
+  nlohmann::json n = nlohmann::json::parse(named.out);
+  EXPECT_EQ(n["summary"]["files_checked"], 3) << named.out;
+  EXPECT_TRUE(n["failures"].empty()) << named.out;
+
+  // A named file makes only the link to it readable; --exclude silences the other.
+  RunResult one = run_preflight({"check", "--format", "json", "root", "outside/single.py", "--exclude", "linked_dir"}, cwd);
+  EXPECT_EQ(one.code, 0) << one.out << one.err;
+  EXPECT_EQ(nlohmann::json::parse(one.out)["summary"]["files_checked"], 2) << one.out;
+}
+
+// A link that stays inside the root is followed once: a directory reachable through a link
+// and its own name, a link to the root itself and a link to a parent inside the root check
+// each file once and end (no loop, no duplicate, nothing reported).
+TEST(Binary, LinksInsideTheRootAreFollowedOnceWithoutLoops) {
+  TempDir dir;
+  dir.write("root/a.py", "x = 1\n");
+  dir.write("root/pkg/m.py", "y = 2\n");
+  fs::create_directory_symlink("pkg", dir.path() / "root/alias");
+  fs::create_directory_symlink(".", dir.path() / "root/self");
+  fs::create_directory_symlink("..", dir.path() / "root/pkg/up");
+  fs::create_symlink("a.py", dir.path() / "root/also_a.py");
+  RunResult r = run_preflight({"check", "--format", "json", "root"}, dir.path().string());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["summary"]["files_checked"], 2) << r.out;
+  EXPECT_TRUE(j["failures"].empty()) << r.out;
 }
 
 }  // namespace

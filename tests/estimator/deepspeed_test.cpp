@@ -44,6 +44,27 @@ TEST(DeepSpeedConfig, StagesOneAndTwoAndZero) {
             Precision::Fp16Master);
 }
 
+// Issue 26: a number outside what DeepSpeed takes is no value. Before, a micro-batch of 0 was
+// read as stated ("=0", then quietly 1) and a negative or fractional one hid behind its JSON
+// text; now each is Unknown, naming the accepted range, and the default batch stays.
+TEST(DeepSpeedConfig, NumbersOutsideTheirRangeAreUnknownWithTheRange) {
+  for (const char* v : {"0", "-4", "1.5", "1e30", "1073741825", "18446744073709551615"}) {
+    const JobSpec j = applied(std::string(R"({"train_micro_batch_size_per_gpu": )") + v +
+                              R"(, "gradient_accumulation_steps": )" + v + "}");
+    EXPECT_EQ(j.batch_size.source.kind, SourceKind::Unknown) << v;
+    EXPECT_EQ(j.batch_size.value, 1) << v;
+    EXPECT_NE(j.batch_size.source.blocking_expression.find("train_micro_batch_size_per_gpu: "), std::string::npos) << v;
+    EXPECT_NE(j.batch_size.source.blocking_expression.find("(not an integer from 1 to 1073741824)"), std::string::npos)
+        << v << ": " << j.batch_size.source.blocking_expression;
+    EXPECT_EQ(j.accumulation_steps.source.kind, SourceKind::Unknown) << v;
+    EXPECT_EQ(j.accumulation_steps.value, 1) << v;
+  }
+  const JobSpec stage = applied(R"({"zero_optimization": {"stage": -1}})");
+  EXPECT_EQ(stage.sharding.source.kind, SourceKind::Unknown);
+  EXPECT_EQ(stage.sharding.source.blocking_expression, "zero_optimization.stage: -1 (not an integer from 0 to 1073741824)");
+  EXPECT_EQ(applied(R"({"train_micro_batch_size_per_gpu": 1073741824})").batch_size.value, 1 << 30);
+}
+
 TEST(DeepSpeedConfig, AutoStaysUnknownUnlessTheScriptStatedTheValue) {
   const JobSpec j = applied(R"({"zero_optimization": {"stage": "auto"}, "bf16": {"enabled": "auto"},
                                 "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})");

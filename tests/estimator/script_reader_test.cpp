@@ -196,6 +196,27 @@ TEST(ScriptReader, UnparsableAndEmptyTextGiveNoJob) {
   EXPECT_TRUE(read_jobs("def (:\n  ???\n").empty());
 }
 
+// Issue 26: a local module's count past int64 is unknown, naming the layer; before, the
+// products wrapped (4e9 x 4e9 features read as "no layer with parameters", a 20-digit
+// literal as some 4.8e18 parameters).
+TEST(ScriptReader, ALocalModuleCountPastInt64IsUnknownNotWrapped) {
+  const std::string loop =
+      "model = Net().cuda()\nopt = torch.optim.AdamW(model.parameters())\n"
+      "for x, y in loader:\n    model(x).sum().backward()\n    opt.step()\n    opt.zero_grad()\n";
+  for (const char* layer : {"nn.Linear(4000000000, 4000000000)", "nn.Linear(99999999999999999999, 3)",
+                            "nn.Embedding(2**40, 2**40)", "nn.Conv3d(65536, 65536, (65536, 65536, 65536))",
+                            "nn.Sequential(*[nn.Linear(3037000499, 3037000499) for _ in range(4)])"}) {
+    const std::string text = std::string("import torch\nimport torch.nn as nn\n\nclass Net(nn.Module):\n"
+                                         "    def __init__(self):\n        super().__init__()\n        self.a = ") +
+                             layer + "\n\n    def forward(self, x):\n        return self.a(x)\n\n" + loop;
+    const auto jobs = read_jobs(text);
+    ASSERT_EQ(jobs.size(), 1u) << layer;
+    EXPECT_FALSE(jobs[0].spec.params.value) << layer << ": " << *jobs[0].spec.params.value;
+    EXPECT_EQ(jobs[0].spec.params.source.kind, SourceKind::Unknown) << layer;
+    EXPECT_NE(jobs[0].spec.params.source.blocking_expression, "no layer with parameters") << layer;
+  }
+}
+
 TEST(ScriptReader, NamesDoNotMakeAnOptimizerOrALoader) {
   // A local class called AdamW and a local DataLoader are someone else's: nothing is read.
   const auto jobs = read_jobs(

@@ -570,5 +570,29 @@ TEST(LspBadInput, WrongTypesInClientSettingsAreReportedAndTheRestApplies) {
   expect_answers(lsp);
 }
 
+// Issue 26: a debounceMs that is no number of milliseconds in 0..2000 (a string, a fraction,
+// a negative, one past int that get<int>() would wrap to 100) was dropped or wrapped without
+// a word; it is reported in a logMessage naming the key and the range, and the server goes on
+// with its --debounce-ms.
+TEST(LspBadInput, ADebounceMsOutsideItsRangeIsReportedAndTheDefaultKept) {
+  for (const json& bad : {json("soon"), json(-5), json(1.5), json(4294967396ull), json(1e30), json(2001)}) {
+    auto lsp = start();
+    lsp.initialize(testing::eglot_capabilities(), {{"initializationOptions", {{"debounceMs", bad}}}});
+    auto told = lsp.wait_notification("window/logMessage", [](const json& p) {
+      return p.value("message", "").find("`debounceMs` must be an integer from 0 to 2000") != std::string::npos;
+    });
+    EXPECT_TRUE(told.has_value()) << bad.dump();
+    lsp.notify("textDocument/didOpen", open_params(kUri, kBuggy));
+    EXPECT_FALSE(codes_of(lsp.wait_diagnostics(kUri, 1)).empty()) << bad.dump();
+    expect_answers(lsp);
+  }
+  auto lsp = start();
+  lsp.initialize(testing::eglot_capabilities(), {{"initializationOptions", {{"debounceMs", 0}}}});
+  auto told = lsp.wait_notification("window/logMessage", [](const json& p) {
+    return p.value("message", "").find("debounceMs") != std::string::npos;
+  }, 500);
+  EXPECT_FALSE(told.has_value()) << told->dump();
+}
+
 }  // namespace
 }  // namespace preflight
