@@ -21,6 +21,7 @@
 #include "analysis/line_index.h"
 #include "lsp_client.h"
 #include "rules/engine.h"
+#include "server/cli/rule_catalogue.h"
 
 namespace preflight {
 namespace {
@@ -101,11 +102,18 @@ std::vector<std::string> summary_of(const json& diagnostics) {
   return out;
 }
 
+// What the server publishes for a text: its findings, then a hint per unused suppression
+// (server/lsp/convert.cpp), in that order.
 std::vector<std::string> fresh_summary(const std::string& text) {
   std::vector<std::string> out;
   analysis::LineIndex lines(text);
-  for (const auto& f : rules::check_source(text, {}).findings)
-    out.push_back(f.code + "@" + std::to_string(lines.to_line_column(f.range.begin, analysis::ColumnUnit::Utf16Units).line));
+  auto line_of = [&](uint32_t byte) {
+    return std::to_string(lines.to_line_column(byte, analysis::ColumnUnit::Utf16Units).line);
+  };
+  rules::CheckResult result = rules::check_source(text, {});
+  for (const auto& f : result.findings) out.push_back(f.code + "@" + line_of(f.range.begin));
+  for (const auto& u : result.unused_suppressions)
+    out.push_back(std::string(server::kUnusedSuppressionCode) + "@" + line_of(u.comment.begin));
   return out;
 }
 
