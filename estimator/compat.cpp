@@ -435,7 +435,8 @@ std::vector<CompatDifference> compat_differences(const Estimate& ours, const Com
   const std::string phase = ours.peak() ? ours.peak()->name : "";
   auto add = [&](std::string term, int64_t reference, int64_t preflight, std::string why) {
     const int64_t scale = std::max<int64_t>({reference, preflight, 1});
-    if (std::llabs(reference - preflight) * 100 < scale) return;  // within 1 %
+    // In doubles: byte counts saturate near 64 PiB, where `* 100` would overflow int64.
+    if (std::fabs(double(reference) - double(preflight)) * 100.0 < double(scale)) return;  // within 1 %
     out.push_back({std::move(term), reference, preflight, std::move(why)});
   };
   add("gradients", ref.term_bytes("gradients"), ours_of("gradients"),
