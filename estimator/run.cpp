@@ -133,8 +133,9 @@ void resolve_parallelism(const JobSpec& job, const Target* target, Run& r, std::
     if (distributed && target && target->device_count > 1)
       notes.push_back("world size " + std::to_string(r.world) + " from the target (" + target->count_basis + ")");
   }
-  const int model_parallel = r.tensor_parallel * r.pipeline_parallel;
-  const int data_parallel = std::max(1, r.world / model_parallel);
+  // In int64: each degree may be up to 2^16 (docs/numbers.md), so their product overflows int.
+  const int64_t model_parallel = int64_t{r.tensor_parallel} * r.pipeline_parallel;
+  const int data_parallel = static_cast<int>(std::max<int64_t>(1, r.world / model_parallel));
   r.shard_degree = data_parallel;
   if (r.sharding == Sharding::FsdpHybrid) {
     // HSDP shards inside a node and replicates across nodes: one node's devices, at most 8.

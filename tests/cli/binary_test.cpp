@@ -467,6 +467,15 @@ TEST(Binary, AnEstimatePastInt64IsAnOomNotANegativeFit) {
   EXPECT_EQ(r.out.find("\"FITS\""), std::string::npos) << r.out.substr(0, 2000);
 }
 
+// Each parallel degree is accepted up to 2^16, so tp x pp reaches 2^32: multiplied in int it
+// wrapped to 0 and the data-parallel division crashed the process (SIGFPE) on accepted flags.
+TEST(Binary, TheLargestParallelDegreesDoNotCrashTheEstimate) {
+  RunResult r = run_preflight({"estimate", "--model", "gpt2", "--gpu", "a100-80gb", "--tp", "65536", "--pp", "65536",
+                               "--format", "json"});
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.code << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out << r.err;
+}
+
 // The configuration file reads no numbers (docs/numbers.md); a number, NaN or an infinity
 // where a name, a level or a boolean belongs is a configuration error naming the key.
 TEST(Binary, NumbersWhereTheConfigurationWantsNamesAreErrors) {
