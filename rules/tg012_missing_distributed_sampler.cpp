@@ -544,15 +544,20 @@ struct Checker final : RuleCheck {
       if (!is(v, k.call) || ts_node_start_byte(v) <= ts_node_end_byte(c.call)) continue;
       if (names::is_iterable_wrapper(ctx.model.callee_leaf(v)) || defined_here(v)) continue;
       if (!runs_whenever(v, c.call)) continue;  // `if not args.disable_dp: ... = make_private(...)`
-      bool receives = false;
-      for_each_named_child(field(v, k.f_arguments), [&](TSNode a) {
-        if (is(a, k.keyword_argument)) a = field(a, k.f_value);
-        auto d = dotted_name(a, ctx.source);
-        receives = receives || (d && *d == *name);
-      });
-      if (receives) return v;
+      if (receives(v, {*name})) return v;
     }
     return TSNode{};
+  }
+
+  // One of `names` is an argument of the call (positional or keyword).
+  bool receives(TSNode call, const std::vector<std::string>& names) const {
+    bool found = false;
+    for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+      if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+      auto d = dotted_name(a, ctx.source);
+      found = found || (d && std::find(names.begin(), names.end(), *d) != names.end());
+    });
+    return found;
   }
 
   // `x = {"train": DataLoader(...)}` / `x = [DataLoader(...)]`: `x` (nullopt otherwise).
@@ -591,12 +596,7 @@ struct Checker final : RuleCheck {
     TSNode found{};
     ctx.model.for_each_call_in(region, [&](TSNode call) {
       if (!is_null(found) || ts_node_start_byte(call) <= ts_node_start_byte(c.call)) return;
-      if (defined_here(call) || shards_nothing(call)) return;
-      for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
-        if (is(a, k.keyword_argument)) a = field(a, k.f_value);
-        auto d = dotted_name(a, ctx.source);
-        if (d && std::find(names.begin(), names.end(), *d) != names.end()) found = call;
-      });
+      if (!defined_here(call) && !shards_nothing(call) && receives(call, names)) found = call;
     });
     return found;
   }
@@ -633,13 +633,11 @@ struct Checker final : RuleCheck {
   }
 
   Finding handed_finding(const Candidate& c, const Marker& marker, TSNode to) const {
-    Finding f = make_finding(c, marker);
-    f.severity = Severity::Note;
     std::string callee(text_of(field(to, k.f_function), ctx.source));
-    f.message = quote_code(text_of(c.call, ctx.source)) + " has no DistributedSampler, and no loop in this file iterates it: it is handed to `" +
-                callee + "(...)`, and if what iterates it there does not shard it, every rank walks the full dataset.";
-    f.evidence.push_back({range_of(to), quote_code(callee) + " receives the loader; whether it shards it is not seen here (an unknown callee)"});
-    return f;
+    return unseen_callee_note(c, marker, to,
+                              "no loop in this file iterates it: it is handed to `" + callee +
+                                  "(...)`, and if what iterates it there does not shard it",
+                              quote_code(callee) + " receives the loader; whether it shards it is not seen here (an unknown callee)");
   }
 
   // True when `later` runs whenever `first` does: no branch, loop or handler lies between
@@ -660,15 +658,23 @@ struct Checker final : RuleCheck {
     return false;
   }
 
-  // The claim rests on a call this file does not show: a note whose evidence names it.
   Finding replaced_finding(const Candidate& c, const Marker& marker, TSNode by) const {
+    std::string callee(text_of(field(by, k.f_function), ctx.source));
+    return unseen_callee_note(c, marker, by,
+                              "the code goes on with the loader `" + callee +
+                                  "(...)` returns in its place: if that call does not shard it",
+                              quote_code(callee) + " receives the loader and its result replaces it; "
+                                                   "what it does is not seen here (an unknown callee)");
+  }
+
+  // The claim rests on a call this file does not show: a note whose evidence names it.
+  Finding unseen_callee_note(const Candidate& c, const Marker& marker, TSNode call, const std::string& why_unsure,
+                             std::string evidence) const {
     Finding f = make_finding(c, marker);
     f.severity = Severity::Note;
-    std::string callee(text_of(field(by, k.f_function), ctx.source));
-    f.message = quote_code(text_of(c.call, ctx.source)) + " has no DistributedSampler, and the code goes on with the loader `" +
-                callee + "(...)` returns in its place: if that call does not shard it, every rank walks the full dataset.";
-    f.evidence.push_back({range_of(by), quote_code(callee) + " receives the loader and its result replaces it; "
-                                         "what it does is not seen here (an unknown callee)"});
+    f.message = quote_code(text_of(c.call, ctx.source)) + " has no DistributedSampler, and " + why_unsure +
+                ", every rank walks the full dataset.";
+    f.evidence.push_back({range_of(call), std::move(evidence)});
     return f;
   }
 
