@@ -207,6 +207,10 @@ struct ModuleModel::Builder {
       if (first == e) m.ecosystem_import_ = true;
     // A JAX / Flax program imports transformers too (its Flax models), and runs no torch.
     if (first == "jax" || first == "flax" || first == "optax") m.jax_import_ = true;
+    static constexpr std::string_view kOtherFrameworks[] = {
+        "mxnet", "tensorflow", "keras", "paddle", "mindspore", "oneflow", "jittor", "chainer"};
+    for (auto f : kOtherFrameworks)
+      if (first == f) m.other_framework_import_ = true;
   }
 
   uint32_t line_end_after(uint32_t offset) const {
@@ -221,6 +225,9 @@ struct ModuleModel::Builder {
     site.callee = field(n, k.f_function);
     site.leaf = analysis::callee_leaf(n, m.src_);
     m.calls_.push_back(site);
+    if (site.leaf == "grad" && is_autograd_grad(site.callee)) {
+      if (int f = m.enclosing_function(scope); f >= 0) m.functions_[f].calls_autograd_grad = true;
+    }
     if (site.leaf != "backward") return;
     m.touches_torch_ = true;
     int f = m.enclosing_function(scope);
@@ -231,6 +238,17 @@ struct ModuleModel::Builder {
     } else {
       m.module_backward_calls_.push_back(n);
     }
+  }
+
+  // `autograd.grad` / `torch.autograd.grad`, or `grad` imported from `torch.autograd`. Imports
+  // after the call are not seen yet: the spelling with `autograd` covers them.
+  bool is_autograd_grad(TSNode callee) const {
+    if (is(callee, k.attribute)) {
+      std::string_view obj = text_of(field(callee, k.f_object), m.src_);
+      return obj == "autograd" || obj.ends_with(".autograd");
+    }
+    const ImportBinding* b = m.import_of(text_of(callee, m.src_));
+    return b && b->qualified == "torch.autograd.grad";
   }
 
   void on_return(TSNode n, int scope) {

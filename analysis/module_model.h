@@ -47,6 +47,9 @@ struct FunctionInfo {
   std::vector<TSNode> returns;  // return statements of this function (not of nested ones)
   bool calls_backward = false;  // a call whose leaf is `backward`, outside nested functions
   std::vector<TSNode> backward_calls;  // those calls, in source order
+  // Differentiates without `.backward()`: `torch.autograd.grad(loss, params)`, outside nested
+  // functions. Its forward needs autograd on, as a backward's does.
+  bool calls_autograd_grad = false;
 };
 
 struct ClassInfo {
@@ -113,10 +116,14 @@ class ModuleModel {
   // A file that imports JAX / Flax and nothing of torch is not torch code, whatever else it
   // imports (transformers ships Flax models).
   bool may_be_torch_code() const {
-    return touches_torch_ || !has_imports_ || (ecosystem_import_ && !jax_import_);
+    return touches_torch_ || !has_imports_ || (ecosystem_import_ && !jax_import_ && !other_framework_import_);
   }
-  // Imports JAX / Flax and touches no torch: a JAX program, which no rule is about.
-  bool is_jax_program() const { return jax_import_ && !touches_torch_; }
+  // Another framework's program, which no rule is about: imports JAX / Flax and touches no
+  // torch, or imports MXNet, TensorFlow, Keras, Paddle, MindSpore, OneFlow or Jittor and no
+  // torch module (their `loss.backward()` and `autograd` are not torch's).
+  bool is_other_framework_program() const {
+    return (jax_import_ && !touches_torch_) || (other_framework_import_ && !has_torch_import_);
+  }
   // `.backward()` calls of the module's top level (outside every function).
   const std::vector<TSNode>& module_backward_calls() const { return module_backward_calls_; }
   // Byte offset where a new top-level `import` line can go (after the last one).
@@ -208,6 +215,7 @@ class ModuleModel {
   std::vector<TSNode> module_backward_calls_;
   bool ecosystem_import_ = false;  // transformers, lightning, accelerate, timm, ...
   bool jax_import_ = false;        // jax, flax, optax
+  bool other_framework_import_ = false;  // mxnet, tensorflow, keras, paddle, ...
   uint32_t import_insert_at_ = 0;
 };
 

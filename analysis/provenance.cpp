@@ -56,6 +56,7 @@ Value join(const Value& a, const Value& b) {
     v.type = join_types(a.type, b.type);
     v.consumed = a.consumed && b.consumed ? a.consumed : nullptr;  // fresh graph on some path
     v.parts = join_parts(a, b);
+    v.leaf = a.leaf && b.leaf;
     return v;
   }
   if (a.graph == Graph::Yes || b.graph == Graph::Yes) {
@@ -372,8 +373,11 @@ struct Provenance::Interpreter {
     TSNode callee = field(call, k.f_function);
     if (leaf == "requires_grad_" && is(callee, k.attribute) &&
         !is(positional_arg(call, 0), k.false_)) {
-      if (auto d = dotted_name(field(callee, k.f_object), src))
-        env[*d] = Value::graph_of(node(call, code(text_of(call, src)) + " makes it require gradients"), Type::Tensor);
+      if (auto d = dotted_name(field(callee, k.f_object), src)) {
+        auto before = env.find(*d);
+        if (before == env.end() || !before->second.has_graph())  // else it stays a non-leaf
+          env[*d] = leaf_from(call, code(text_of(call, src)) + " makes it a leaf tensor that requires gradients");
+      }
     }
     if (leaf == "backward") mark_consumed(call);
     if (TSNode freeze = freezing_link(call); !is_null(freeze))
@@ -485,8 +489,11 @@ struct Provenance::Interpreter {
   bool is_requires_grad_flag(TSNode left, TSNode right) {
     if (!is(left, k.attribute) || text_of(field(left, k.f_attribute), src) != "requires_grad")
       return false;
-    if (auto d = dotted_name(field(left, k.f_object), src); d && is(right, k.true_))
-      env[*d] = Value::graph_of(node(left, "`" + *d + ".requires_grad = True` makes it record a graph"), Type::Tensor);
+    if (auto d = dotted_name(field(left, k.f_object), src); d && is(right, k.true_)) {
+      auto before = env.find(*d);
+      bool was_graph = before != env.end() && before->second.has_graph();
+      if (!was_graph) env[*d] = leaf_from(left, "`" + *d + ".requires_grad = True` makes it a leaf that records a graph");
+    }
     return true;
   }
 
@@ -641,10 +648,44 @@ struct Provenance::Interpreter {
     if (!fresh) slot->second = join(slot->second, v);
   }
 
+  // `isinstance(x, (list, tuple))` (alone or in an `and`): inside the branch `x` is a
+  // container, whatever its binding made it (round 12: SlowFast's `loss, extra = loss` under
+  // that test unpacks a tuple of losses, not a tensor).
+  void narrow_containers(TSNode cond) {
+    cond = unparenthesize(cond);
+    if (is(cond, k.boolean_operator) && text_of(field(cond, k.f_operator), src) == "and") {
+      narrow_containers(field(cond, k.f_left));
+      narrow_containers(field(cond, k.f_right));
+      return;
+    }
+    if (!is(cond, k.call) || callee_leaf(cond, src) != "isinstance") return;
+    auto name = dotted_name(positional_arg(cond, 0), src);
+    TSNode classes = unparenthesize(positional_arg(cond, 1));
+    if (!name || is_null(classes)) return;
+    static constexpr std::string_view kContainers[] = {"list", "tuple", "dict", "Sequence", "Mapping", "abc.Sequence",
+                                                       "abc.Mapping", "collections.abc.Sequence", "collections.abc.Mapping"};
+    auto is_container = [&](TSNode c) {
+      std::string_view t = text_of(c, src);
+      for (auto n : kContainers)
+        if (t == n) return true;
+      return false;
+    };
+    bool all_containers = true;
+    if (is(classes, k.tuple)) {
+      for (TSNode c : named_children(classes)) all_containers = all_containers && is_container(c);
+    } else {
+      all_containers = is_container(classes);
+    }
+    auto it = env.find(*name);
+    if (all_containers && it != env.end() && it->second.type == Type::Tensor)
+      it->second.type = it->second.has_graph() ? Type::Tensors : Type::Object;
+  }
+
   void walk_if(TSNode s) {
     eval(field(s, k.f_condition));
     Env before = env;
     bool grad_before = grad_enabled;
+    narrow_containers(field(s, k.f_condition));
     walk_block(field(s, k.f_consequence));
     Env merged = std::move(env);  // every path below assigns env before reading it
     // Autograd is off after the `if` only when every path turned it off.
@@ -848,8 +889,27 @@ struct Provenance::Interpreter {
   Value eval(TSNode e) {
     if (is_null(e)) return Value::unknown();
     Value v = eval_uncached(e);
+    if (v.leaf && !keeps_leaf(e, v)) v.leaf = false;
     p.values_[node_id(e)] = v;
     mark(e);
+    return v;
+  }
+
+  // A leaf stays one through a name, a container literal, an element of a container of
+  // leaves, and the call that made it; any other expression is an operation on it.
+  bool keeps_leaf(TSNode e, const Value& v) const {
+    TSSymbol t = sym(e);
+    if (t == k.identifier || t == k.parenthesized_expression || t == k.tuple || t == k.list || t == k.set ||
+        t == k.expression_list || t == k.dictionary)
+      return true;
+    if (t == k.subscript) return v.type != Type::Tensor;
+    if (t == k.attribute) return !is_tensor_attribute(text_of(field(e, k.f_attribute), src));
+    return t == k.call && v.why && v.why->range == range_of(e);
+  }
+
+  Value leaf_from(TSNode at, std::string msg) {
+    Value v = graph_from(at, std::move(msg));
+    v.leaf = true;
     return v;
   }
 
@@ -1146,7 +1206,7 @@ struct Provenance::Interpreter {
 
   Value factory(TSNode call) {
     if (has_literal_true_keyword(call, "requires_grad", src))
-      return graph_from(call, code(text_of(call, src)) + " creates a tensor with requires_grad=True");
+      return leaf_from(call, code(text_of(call, src)) + " creates a leaf tensor with requires_grad=True");
     return Value::free(Type::Tensor);
   }
 
@@ -1157,7 +1217,7 @@ struct Provenance::Interpreter {
   Value library_call(TSNode call, std::string_view qualified, const Value& args) {
     std::string_view leaf = qualified.substr(qualified.rfind('.') + 1);
     if (has_literal_true_keyword(call, "requires_grad", src))
-      return graph_from(call, code(text_of(call, src)) + " creates a tensor with requires_grad=True");
+      return leaf_from(call, code(text_of(call, src)) + " creates a leaf tensor with requires_grad=True");
     if (!leaf.empty() && std::isupper(static_cast<unsigned char>(leaf[0]))) return construct(call, qualified, args);
     if (names::is_numpy_module(qualified)) return Value::free(Type::Array);
     if (names::is_number_module(qualified)) return Value::free(Type::Number);
@@ -1199,8 +1259,10 @@ struct Provenance::Interpreter {
       return Value::free(Type::Tensors);
     }
     if (names::is_non_differentiable(m_name)) return Value::free();
-    if (m_name == "requires_grad_" && !is(positional_arg(call, 0), k.false_))
-      return graph_from(call, code(text_of(call, src)) + " makes it require gradients");
+    if (m_name == "requires_grad_" && !is(positional_arg(call, 0), k.false_)) {
+      if (recv.has_graph()) return recv;  // already records a graph: stays a non-leaf
+      return leaf_from(call, code(text_of(call, src)) + " makes a leaf tensor that requires gradients");
+    }
     bool library = recv_dotted && m.import_of(recv_dotted->substr(0, recv_dotted->find('.')));
     if (library && full) {
       if (auto q = m.qualified_callee(call)) return library_call(call, *q, args);

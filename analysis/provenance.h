@@ -60,6 +60,12 @@ struct Value {
   // its elements, so that `a, b, c = result` later gives each target its own value, not the
   // whole tuple's graph. Null when the shape is not known.
   std::shared_ptr<const std::vector<Value>> parts;
+  // For Yes: the value is a leaf tensor itself (`t.detach().requires_grad_()`,
+  // `torch.zeros(n, requires_grad=True)`), or a container of nothing but leaves. A leaf
+  // records operations done with it later but holds no graph of its own, so keeping it
+  // retains nothing (TG001-NX41, round 12: torchrec's pipelined embeddings). Any operation on
+  // it makes a non-leaf: only names, containers and the creating call keep the flag.
+  bool leaf = false;
 
   static Value free(Type t = Type::Unknown) { return {Graph::Free, false, nullptr, t, nullptr, nullptr, nullptr}; }
   static Value unknown(Type t = Type::Unknown) { return {Graph::Unknown, false, nullptr, t, nullptr, nullptr, nullptr}; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -341,9 +342,75 @@ bool has_literal_true_keyword(TSNode call, std::string_view name, std::string_vi
   return is(keyword_arg(call, name, src), kinds().true_);
 }
 
+namespace {
+
+// Statements that hold blocks, and the blocks: the only nodes a misindented line can be under.
+bool holds_statements(TSNode n) {
+  static constexpr std::string_view kHolders[] = {
+      "module",         "block",           "if_statement",        "elif_clause",   "else_clause",
+      "for_statement",  "while_statement", "try_statement",       "except_clause", "except_group_clause",
+      "finally_clause", "with_statement",  "function_definition", "class_definition", "decorated_definition",
+      "match_statement", "case_clause"};
+  std::string_view type = ts_node_type(n);
+  for (std::string_view h : kHolders)
+    if (type == h) return true;
+  return false;
+}
+
+// The statements of `block` (comments and continuations aside) that start a line at another column than the
+// first one, or a first one no deeper than the header the block belongs to.
+std::optional<ByteRange> misindented_in(TSNode block, bool is_module) {
+  TSNode header = ts_node_parent(block);
+  std::optional<uint32_t> column;
+  uint32_t last_row = 0;
+  uint32_t count = ts_node_named_child_count(block);
+  for (uint32_t i = 0; i < count; ++i) {
+    TSNode s = ts_node_named_child(block, i);
+    if (ts_node_is_extra(s)) continue;  // comments, line continuations
+    TSPoint at = ts_node_start_point(s);
+    if (!column) {
+      // A block on its header's line (`if x: y = 1`) has no indentation of its own.
+      if (!is_module && !ts_node_is_null(header) && at.row == ts_node_start_point(header).row) return std::nullopt;
+      if (!is_module && !ts_node_is_null(header) && at.column <= ts_node_start_point(header).column)
+        return range_of(s);
+      column = at.column;
+      last_row = at.row;
+      continue;
+    }
+    if (at.row == last_row) continue;  // `a = 1; b = 2`
+    if (at.column != *column) return range_of(s);
+    last_row = at.row;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ByteRange> misindented_statement(TSNode root) {
+  std::vector<TSNode> todo{root};
+  while (!todo.empty()) {
+    TSNode n = todo.back();
+    todo.pop_back();
+    std::string_view type = ts_node_type(n);
+    if (type == "block" || type == "module")
+      if (auto bad = misindented_in(n, type == "module")) return bad;
+    uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = count; i-- > 0;) {
+      TSNode c = ts_node_named_child(n, i);
+      if (holds_statements(c)) todo.push_back(c);
+    }
+  }
+  return std::nullopt;
+}
+
+bool has_syntax_error(TSNode root) { return ts_node_has_error(root) || misindented_statement(root).has_value(); }
+
 SyntaxErrorSummary find_syntax_errors(TSNode root) {
   SyntaxErrorSummary out;
-  if (!ts_node_has_error(root)) return out;
+  if (!ts_node_has_error(root)) {
+    if (auto bad = misindented_statement(root)) out = {1, *bad};
+    return out;
+  }
   TSTreeCursor c = ts_tree_cursor_new(root);
   bool descend = true;
   for (;;) {

@@ -216,6 +216,18 @@ struct SyntaxErrorSummary {
   unsigned count = 0;
   ByteRange first;
 };
+// Also counts, in a tree with no ERROR or MISSING node, the first statement indented to a
+// column no enclosing block uses (see misindented_statement).
 SyntaxErrorSummary find_syntax_errors(TSNode root);
+
+// The first statement whose indentation CPython rejects ("unindent does not match any outer
+// indentation level", "unexpected indent") although the grammar's scanner accepts it: a
+// statement of a block at another column than the block's first statement, or a block no
+// deeper than its header. tree-sitter-python files such a line under some enclosing block
+// without an error node, and where it lands differs between a whole-file and a partial parse.
+std::optional<ByteRange> misindented_statement(TSNode root);
+
+// An ERROR or MISSING node, or a misindented statement: CPython would not compile the text.
+bool has_syntax_error(TSNode root);
 
 }  // namespace preflight::analysis

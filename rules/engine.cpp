@@ -113,7 +113,7 @@ void refuse_as_too_complex(CheckResult& result, std::string reason) {
 // The module model's file-wide answers, which findings anywhere may rest on.
 void model_context(const ModuleModel& model, std::vector<ContextFact>& out) {
   out.push_back({std::string("model: touches torch ") + (model.touches_torch() ? "yes" : "no") +
-                     ", a JAX program " + (model.is_jax_program() ? "yes" : "no") +
+                     ", another framework's program " + (model.is_other_framework_program() ? "yes" : "no") +
                      ", may be torch code " + (model.may_be_torch_code() ? "yes" : "no") + ", imports torch " +
                      (model.has_torch_import() ? "yes" : "no") + " as `" + model.torch_alias() + "`",
                  {},
@@ -132,7 +132,7 @@ void analyze(std::string_view text, TSNode root, const CheckOptions& options, co
   std::vector<std::unique_ptr<RuleCheck>> checks;
   std::vector<Visitor*> visitors{&reachability.collector()};
   for (const RuleMeta& rule : all_rules()) {
-    if (!enabled(rule, options) || model.is_jax_program()) continue;  // no torch rule applies
+    if (!enabled(rule, options) || model.is_other_framework_program()) continue;  // no torch rule applies
     checks.push_back(rule.check(ctx));
     visitors.push_back(checks.back().get());
   }

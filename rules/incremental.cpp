@@ -249,7 +249,7 @@ const SyntaxTree& DocumentAnalysis::tree(const Interrupt& interrupt) {
   // Error recovery over reused subtrees may place an error elsewhere than a fresh parse
   // does (seen after several edits were recorded before one reparse), and the result
   // reports where the first error is: a text with errors is parsed afresh.
-  if (tree_from_edit_ && ts_node_has_error(tree_.root())) {
+  if (tree_from_edit_ && has_syntax_error(tree_.root())) {
     tree_unparsed_ = true;  // if this parse is interrupted, the next check parses afresh
     tree_ = SyntaxTree::parse(parsed_, &interrupt);
     tree_unparsed_ = tree_from_edit_ = false;
@@ -391,7 +391,7 @@ struct DocumentAnalysis::Slicing {
     if (new_end > new_begin) {
       SyntaxTree region = SyntaxTree::parse_ranges(
           parsed, {TSRange{begin_point, end_point, static_cast<uint32_t>(new_begin), static_cast<uint32_t>(new_end)}});
-      if (ts_node_has_error(region.root())) return false;
+      if (has_syntax_error(region.root())) return false;
       std::vector<UnitSpan> spans = unit_spans(region.root());
       for (const UnitSpan& s : spans)
         if (s.range.begin < new_begin || s.range.end > new_end || (!is_member(s.role) && s.start.column != 0))
@@ -614,7 +614,7 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
       // A tree can carry an error cost without an ERROR or MISSING node, and check_source
       // then reports no syntax error: only a reported error keeps the last good findings.
       TSNode reparsed = reparsed_tree(interrupt).root();
-      if (ts_node_has_error(reparsed)) {
+      if (has_syntax_error(reparsed)) {
         bool analysable = false;
         CheckResult screened = check_syntax_only(text_, reparsed, options, analysable, &interrupt);
         if (!screened.syntax_errors.empty() && analysable) {
@@ -624,7 +624,7 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
       }
     }
     TSNode root = tree(interrupt).root();
-    if (ts_node_has_error(root)) return whole_file("the text has syntax errors");
+    if (has_syntax_error(root)) return whole_file("the text has syntax errors");
     slicing.read_units(root);
   }
   if (!previous) return whole_file("nothing to reuse");
@@ -656,7 +656,7 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
   } else {
     TSPoint end = point_after(parsed_, units.back().range.begin, units.back().start, parsed_.size());
     SyntaxTree slice_tree = SyntaxTree::parse_ranges(parsed_, slice_ranges(parsed_, end, units, slicing.in_slice));
-    if (ts_node_has_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
+    if (has_syntax_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
     result = check_parsed_root(text_, slice_tree.root(), options, &interrupt, &context);
     if (result.status != FileStatus::Analyzed || !result.syntax_errors.empty())
       return whole_file("the slice was not analysed");

@@ -13,7 +13,9 @@
 // logging dict) dies with the call, and the loop that fills it is not a training loop; a local
 // holder that outlives only loops over entries (`d.items()`, `net.parameters()`), one value per
 // entry per call; `.add()` on an instance of a class of this file (a method call; on a class
-// defined elsewhere, an unknown callee: note, unsafe fix).
+// defined elsewhere, an unknown callee: note, unsafe fix); leaf tensors and containers of
+// nothing but leaves (`t.detach().requires_grad_()`, `torch.zeros(n, requires_grad=True)`), which
+// record later operations but hold no graph (TG001-NX41, recorded as a silence in a loop).
 // Severity by proof: an error needs a graph proven from bindings at every step and a holder
 // whose whole life is seen (local and not handed to the caller, or instance state); a model
 // or criterion known by its name, or a holder returned to / passed in by a caller, caps the
@@ -140,12 +142,20 @@ class Check final : public RuleCheck {
 
   bool carries_graph(TSNode e) const {
     const Value* v = ctx.provenance.value_of(e);
-    return v && v->has_graph();
+    return v && v->has_graph() && !v->leaf;  // a leaf tensor holds no graph (TG001-NX41)
   }
 
   void add(StoreKind kind, std::string holder, std::string method, TSNode stored, TSNode store,
            TSNode holder_node, const WalkState& st) {
-    if (ctx.provenance.in_no_grad(store) || !carries_graph(stored)) return;
+    if (ctx.provenance.in_no_grad(store)) return;
+    if (!carries_graph(stored)) {
+      if (const Value* v = ctx.provenance.value_of(stored); v && v->has_graph() && v->leaf && st.innermost_loop())
+        stay_silent("TG001", stored,
+                    "a leaf tensor holds no graph: " + quote_code(std::string(text_of(stored, ctx.source))) +
+                        " is a leaf (or leaves) that requires gradients, which records no operation of its own",
+                    analysis::evidence_steps(v->why));
+      return;
+    }
     int f = ctx.model.enclosing_function(st.scope);
     if (f >= 0 && ctx.model.is_test_function(f)) return;  // tests: retention costs nothing
     const LoopFrame* loop = st.innermost_loop();
@@ -411,11 +421,12 @@ std::string store_text(const Candidate& c) {
   return {};
 }
 
-std::string hint_for(const Candidate& c, std::string_view stored, bool tensor) {
-  std::string s(stored);
+// `stored` as the receiver of a method call: `loss * 2` needs parentheses before `.item()`.
+std::string hint_for(const Candidate& c, std::string_view stored, bool primary, bool tensor) {
+  std::string s = primary ? std::string(stored) : "(" + std::string(stored) + ")";
   if (!tensor)
     return "Store plain numbers (`.item()`) or detached tensors (`.detach()`) taken from " +
-           quote_code(s) + ", not the value itself: it holds tensors that still carry a graph.";
+           quote_code(std::string(stored)) + ", not the value itself: it holds tensors that still carry a graph.";
   if (c.kind == StoreKind::Augmented)
     return "Accumulate a Python number instead: `" + c.holder + " += " + s + ".item()`.";
   return "Store `" + s + ".item()` if only the number matters, or `" + s +
@@ -566,7 +577,9 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                 "accumulates per " + std::string(c.in_loop ? "iteration" : "call") +
                 " until memory runs out.";
   }
-  f.hint = hint_for(c, stored.size() <= 40 ? stored : "value", v && v->tensor());
+  bool short_text = stored.size() <= 40;
+  f.hint = hint_for(c, short_text ? stored : "value", !short_text || is_primary_expression(c.stored),
+                    v && v->tensor());
   if (v) f.evidence = evidence_steps(v->why, 5);
   std::string why_persist = c.in_loop
                                 ? "`" + c.holder + "` is not rebound inside the loop, so it outlives every iteration"

@@ -11,7 +11,8 @@
 // passed on as a value, that step is a guess and the finding a warning that says so.
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form), including lambdas written inside such a block;
-// evaluation-looking loops that themselves backward (FGSM); Lightning's
+// evaluation-looking loops (and routines) that themselves backward (FGSM) or differentiate
+// with `autograd.grad` (influence scores, TG002-NX24); Lightning's
 // validation/test/predict hooks inside a LightningModule. Silent, with the reason recorded:
 // a routine every caller of which runs it under no_grad; a forward whose result is
 // discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once.
@@ -193,14 +194,16 @@ struct Checker final : RuleCheck {
   // Memoised: every forward pass inside a loop asks about the same loop.
   bool loop_backwards(TSNode loop) const {
     auto [it, fresh] = loop_backwards_.try_emplace(node_id(loop), false);
-    if (fresh) it->second = contains_call(loop, "backward", ctx.source);
+    // `autograd.grad(loss, params)` differentiates as a backward does (round 12: allennlp's
+    // influence scores over test instances).
+    if (fresh) it->second = contains_call(loop, "backward", ctx.source) || contains_call(loop, "grad", ctx.source);
     return it->second;
   }
 
   bool unit_backwards(const Unit& u) const {
     if (u.function < 0) return false;
     const FunctionInfo& f = ctx.model.functions()[u.function];
-    if (f.calls_backward) return true;
+    if (f.calls_backward || f.calls_autograd_grad) return true;
     if (f.class_index >= 0 && ctx.model.classes()[f.class_index].is_lightning)
       for (auto hook : kLightningHooks)
         if (f.name == hook) return true;  // Lightning runs these under no_grad itself

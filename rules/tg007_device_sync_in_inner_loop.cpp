@@ -20,6 +20,9 @@
 // (`time.perf_counter()`, `time.time()`, `timeit`), creates / records / reads a CUDA timing
 // event, or measures with `torch.utils.benchmark`: there the sync is what makes the timing
 // true. A clock read only around the whole loop does not make the per-step sync needed.
+// Also silent, with the reason recorded: a loop that backwards in a routine that never steps
+// an optimizer (no call whose leaf ends in `step`): it measures gradients or their time, it
+// does not train (TG007-NX22).
 #include <unordered_map>
 
 #include "analysis/names.h"
@@ -62,6 +65,7 @@ struct Checker final : RuleCheck {
   std::vector<Finding> out;
   std::unordered_map<const void*, TSNode> backward_in;       // loop -> its first backward call
   std::unordered_map<const void*, TSNode> step_backward_in;  // loop -> a backward directly in it
+  std::unordered_map<const void*, TSNode> step_in;           // routine -> its first optimizer step
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -122,14 +126,47 @@ struct Checker final : RuleCheck {
   // A loop over a literal list (`for stride, ch in [(1, 32), (2, 32)]:`) walks a fixed set of
   // configurations, each its own experiment: a backward there is not a training step
   // (TG007-NX21, round 10: apex's bottleneck test); `over_configs` gets that loop.
-  TSNode training_anchor(const WalkState& st, size_t upto, TSNode* over_configs = nullptr) {
+  // A backward in a routine that never steps an optimizer computes gradients to measure
+  // them (a forward/backward timing benchmark, saliency): not a training step (TG007-NX22,
+  // round 12: pycls' benchmark); `measuring` gets that backward.
+  TSNode training_anchor(const WalkState& st, size_t upto, TSNode* over_configs = nullptr,
+                         TSNode* measuring = nullptr) {
     for (size_t i = 0; i < upto && i < st.loops.size(); ++i) {
       TSNode b = step_backward_of(st.loops[i].node);
       if (is_null(b)) continue;
-      if (!walks_literal_list(st.loops[i])) return b;
-      if (over_configs) *over_configs = st.loops[i].node;
+      if (walks_literal_list(st.loops[i])) {
+        if (over_configs) *over_configs = st.loops[i].node;
+        continue;
+      }
+      if (!is_null(find_step(stepping_region(st)))) return b;
+      if (measuring) *measuring = b;
     }
     return training_hook(st.scope);
+  }
+
+  // Where an optimizer step would be: the enclosing routine, or the outermost loop of
+  // top-level code.
+  TSNode stepping_region(const WalkState& st) const {
+    int f = ctx.model.enclosing_function(st.scope);
+    if (f >= 0) return ctx.model.functions()[f].node;
+    return st.loops.empty() ? TSNode{} : st.loops.front().node;
+  }
+
+  // A call whose leaf ends in `step` (`optimizer.step()`, `scaler.step(opt)`, `engine.step()`,
+  // `self.optimizer_step()`), memoised per region.
+  TSNode find_step(TSNode region) {
+    if (is_null(region)) return TSNode{};
+    auto [it, fresh] = step_in.try_emplace(node_id(region));
+    if (fresh) it->second = first_step_call(region);
+    return it->second;
+  }
+
+  TSNode first_step_call(TSNode n) const {
+    if (is(n, k.call) && ctx.model.callee_leaf(n).ends_with("step")) return n;
+    TSNode found{};
+    for (TSNode c : named_children(n))
+      if (is_null(found)) found = first_step_call(c);
+    return found;
   }
 
   bool walks_literal_list(const LoopFrame& loop) const {
@@ -147,13 +184,18 @@ struct Checker final : RuleCheck {
   }
 
   void on_synchronize(TSNode call, const WalkState& st) {
-    TSNode configs{};
-    TSNode train = training_anchor(st, st.loops.size(), &configs);
+    TSNode configs{}, measuring{};
+    TSNode train = training_anchor(st, st.loops.size(), &configs, &measuring);
     if (is_null(train) && !is_null(configs) && !guarded_as_timing(call))
       stay_silent("TG007", call,
                   "loop over configurations: the loop that backwards walks a literal list, a fixed set of "
                   "runs, not the steps of one training run",
                   {{range_of(field(configs, k.f_right)), "the literal list the loop walks"}});
+    if (is_null(train) && !is_null(measuring))
+      stay_silent("TG007", call,
+                  "no optimizer step: the loop backwards but its routine never steps an optimizer, so it "
+                  "measures gradients (a benchmark, a saliency map) rather than training",
+                  {{range_of(measuring), quote_code(text_of(measuring, ctx.source)) + " is the loop's backward"}});
     if (is_null(train) || guarded_as_timing(call)) return;
     std::string clock_why;
     if (TSNode clock = timing_region(st, clock_why); !is_null(clock)) {

@@ -33,8 +33,12 @@
 // the sampler; markers under a guard a constant makes false (`world_size = 1 ... if
 // world_size > 1:`). A loader whose name is rebound, on every path, from an unseen call that
 // receives it (`make_private(data_loader=loader)`) is a note: the claim rests on that callee.
+// A dataset built by a callee this file cannot see (not torch's data libraries, MONAI,
+// Hugging Face `datasets`, or a class or function of this file) may shard itself or be a
+// stream: a warning whose evidence names that step, a note with `batch_size=None` (TG012-NX18).
 // The framework and splat cases are silences: the loader that would have been reported is
 // recorded with the framework (or the splat) that kept the rule quiet.
+#include <algorithm>
 #include <optional>
 #include <unordered_set>
 
@@ -101,8 +105,14 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG012 launch", launch);
     if (markers.empty()) return;
     std::vector<bool> distributed = distributed_functions();
-    for (size_t f = 0; f < distributed.size(); ++f)
-      if (distributed[f]) note_context(facts, "TG012 distributed function", field(ctx.model.functions()[f].node, k.f_name));
+    for (size_t f = 0; f < distributed.size(); ++f) {
+      TSNode name = field(ctx.model.functions()[f].node, k.f_name);
+      if (distributed[f]) note_context(facts, "TG012 distributed function", name);
+      // A loader in a function a distributed one calls is governed too: deleting that call
+      // changes its findings although neither function's own facts change.
+      else if (called_by_distributed(static_cast<int>(f), distributed))
+        note_context(facts, "TG012 called by a distributed function", name);
+    }
   }
 
   void finish(std::vector<Finding>& out) override {
@@ -389,6 +399,71 @@ struct Checker final : RuleCheck {
   // class whose body reads the rank.
   bool dataset_sharded(const Candidate& c) const {
     return shards_by_rank(argument(c.call, "dataset", 0), c.scope, 0);
+  }
+
+  // Where the loader's dataset comes from, when that is seen: a class of torch's data
+  // libraries (torch, torchvision, torchaudio, torchtext, MONAI), Hugging Face `datasets`, a class or
+  // function of this file, reached through names, subscripts and dataset methods
+  // (`ds.map(...)`). A dataset an unseen callee builds may shard itself by rank or be a stream
+  // that takes no sampler (round 12: torchrec's RandomRecDataset yields ready batches): the
+  // claim that every rank walks the same data then rests on that step. Returns the weak
+  // step's node (null when the origin is seen) and says why in `why`.
+  TSNode unseen_dataset(TSNode e, int scope, int depth, std::string& why,
+                        std::vector<const void*>* path = nullptr) const {
+    std::vector<const void*> own;
+    if (!path) path = &own;
+    e = unparenthesize(e);
+    if (is_null(e)) return e;
+    if (depth > 6) {
+      why = quote_code(text_of(e, ctx.source)) + " is built too far away to follow";
+      return e;
+    }
+    if (is(e, k.call)) {
+      TSNode callee = field(e, k.f_function);
+      if (auto q = ctx.model.qualified_callee(e)) {
+        for (std::string_view lib : {"torch.", "torchvision.", "torchaudio.", "torchtext.", "datasets.", "monai.data."})
+          if (q->starts_with(lib)) return TSNode{};
+      }
+      if (is(callee, k.identifier) && ctx.model.class_named(text_of(callee, ctx.source)) >= 0) return TSNode{};
+      // A function of this file: what every one of its returns builds.
+      if (const std::vector<int>* fs = is(callee, k.identifier) ? ctx.model.functions_named(text_of(callee, ctx.source)) : nullptr) {
+        bool any = false;
+        for (int f : *fs)
+          for (TSNode ret : ctx.model.functions()[f].returns) {
+            TSNode value = ts_node_named_child(ret, 0);
+            if (is_null(value)) continue;
+            any = true;
+            if (TSNode weak = unseen_dataset(value, ctx.model.functions()[f].scope, depth + 1, why, path); !is_null(weak))
+              return weak;
+          }
+        if (any) return TSNode{};
+      }
+      static constexpr std::string_view kDatasetMethods[] = {"map", "filter", "shuffle", "select", "with_format",
+                                                             "remove_columns", "rename_column", "set_format"};
+      if (is(callee, k.attribute) && std::ranges::find(kDatasetMethods, ctx.model.callee_leaf(e)) != std::end(kDatasetMethods))
+        return unseen_dataset(field(callee, k.f_object), scope, depth + 1, why, path);
+      why = quote_code(text_of(e, ctx.source)) + " builds the dataset with a callee this file does not define: " +
+            "whether it shards by rank, or is a stream that takes no sampler, is not visible";
+      return e;
+    }
+    if (is(e, k.subscript)) return unseen_dataset(field(e, k.f_value), scope, depth + 1, why, path);
+    // A name: what each of its assignments builds. A parameter or an unpacked value counts as
+    // seen, as in the reference's verified cases (TG012-P01: `DataLoader(train_set, ...)` with
+    // `train_set` a parameter is an error): a stream that shards itself is built, not passed.
+    if (is(e, k.identifier) || is(e, k.attribute)) {
+      if (const std::vector<BindingSite>* sites = bindings_of(e, scope))
+        for (const BindingSite& b : *sites) {
+          // `ds = ds.map(f)` refers to itself: a binding already on the path adds nothing.
+          if (is_null(b.value) || b.position >= 0 || std::ranges::find(*path, node_id(b.value)) != path->end()) continue;
+          path->push_back(node_id(b.value));
+          TSNode weak = unseen_dataset(b.value, scope, depth + 1, why, path);
+          path->pop_back();
+          if (!is_null(weak)) return weak;
+        }
+      return TSNode{};
+    }
+    why = quote_code(text_of(e, ctx.source)) + " is not a dataset this analysis can see";
+    return e;
   }
 
   // Follows names to their bindings (two hops), through calls and their arguments.
@@ -841,6 +916,16 @@ struct Checker final : RuleCheck {
       f.evidence.push_back({range_of(p.site), p.why});
     }
     f.severity = Severity::Error;
+    std::string unseen_why;
+    if (TSNode weak = unseen_dataset(argument(c.call, "dataset", 0), c.scope, 0, unseen_why); !is_null(weak)) {
+      // `batch_size=None` hands over batches the dataset makes itself: a stream's shape.
+      bool ready_batches = is(unparenthesize(argument(c.call, "batch_size", 1)), k.none);
+      f.severity = ready_batches ? Severity::Note : Severity::Warning;
+      f.evidence.push_back({range_of(weak), unseen_why + (ready_batches ? " (and `batch_size=None`: it yields "
+                                                                          "ready batches, the shape of a stream; "
+                                                                          "weak step: reported as a note)"
+                                                                        : " (weak step: reported as a warning)")});
+    }
     f.message = loader + " has no DistributedSampler: every rank walks the full dataset, so all "
                          "ranks compute gradients from the same batches.";
     if (has_literal_true_keyword(c.call, "shuffle", ctx.source))

@@ -14,7 +14,8 @@
 // variable of a loop over a literal list of configurations (`if device == "cuda":`);
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
-// a loop that runs once (`for _ in range(1)`, TG013-NX31);
+// a loop that runs once (`for _ in range(1)`, TG013-NX31); a copy assigned behind `if x is None:`
+// (or `not x`) in the loop, made once (TG013-NX32, recorded as a silence);
 // tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
@@ -209,6 +210,13 @@ struct Checker final : RuleCheck {
     if (!is_null(dest) && reads_varying(dest, st)) return;  // a different device each pass
     if (method == "cuda" && is_null(dest) && current_device_varies(n, st)) return;
     if (selected_by_loop(n, st)) return;
+    if (TSNode guard = built_once(n, st); !is_null(guard)) {
+      stay_silent("TG013", n,
+                  "built once: the copy is assigned behind " + quote_code(text_of(guard, ctx.source)) +
+                      ", so later iterations skip it",
+                  {{range_of(guard), quote_code(text_of(guard, ctx.source)) + " holds only until the first assignment"}});
+      return;
+    }
     TSNode recv = unparenthesize(field(callee, k.f_object));
     if (auto base = base_name(recv, ctx.source); base && changed_in_loop(st.innermost_loop()->node, *base)) return;
     if (on_factory(n, recv, why, st)) return;
@@ -217,6 +225,50 @@ struct Checker final : RuleCheck {
     bool model = ctx.model.is_model(*r, st.scope);
     if (!model && already_resident(*r, st)) return;
     out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
+  }
+
+  // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)
+  // within the loop: the branch runs until the first assignment, so the copy is made once
+  // (TG013-NX32, round 12: wilds' SwAV queue). Returns the test that guards it.
+  TSNode built_once(TSNode call, const WalkState& st) const {
+    TSNode stmt = ts_node_parent(call);
+    while (!is_null(stmt) && !is(stmt, k.assignment) && !is(stmt, k.block)) stmt = ts_node_parent(stmt);
+    if (is_null(stmt) || !is(stmt, k.assignment)) return TSNode{};
+    auto target = dotted_name(field(stmt, k.f_left), ctx.source);
+    if (!target) return TSNode{};
+    TSNode loop = st.innermost_loop()->node;
+    for (TSNode p = ts_node_parent(stmt); !is_null(p) && !ts_node_eq(p, loop); p = ts_node_parent(p)) {
+      if (!is(p, k.if_statement) || !contains(field(p, k.f_consequence), stmt)) continue;
+      if (TSNode t = unset_test(field(p, k.f_condition), *target); !is_null(t)) return t;
+    }
+    return TSNode{};
+  }
+
+  // `x is None` / `not x`, alone or as a conjunct of an `and`.
+  TSNode unset_test(TSNode cond, const std::string& name) const {
+    cond = unparenthesize(cond);
+    if (is(cond, k.boolean_operator) && text_of(field(cond, k.f_operator), ctx.source) == "and") {
+      TSNode l = unset_test(field(cond, k.f_left), name);
+      return is_null(l) ? unset_test(field(cond, k.f_right), name) : l;
+    }
+    if (is(cond, k.not_operator)) {
+      auto d = dotted_name(unparenthesize(ts_node_named_child(cond, 0)), ctx.source);
+      return d && *d == name ? cond : TSNode{};
+    }
+    if (!is(cond, k.comparison_operator) || ts_node_named_child_count(cond) != 2) return TSNode{};
+    auto d = dotted_name(ts_node_named_child(cond, 0), ctx.source);
+    bool is_none = is(ts_node_named_child(cond, 1), k.none);
+    std::string op;
+    for (uint32_t i = 0; i < ts_node_child_count(cond); ++i) {
+      TSNode c = ts_node_child(cond, i);
+      if (!ts_node_is_named(c)) op += std::string(text_of(c, ctx.source));
+    }
+    return d && *d == name && is_none && op == "is" ? cond : TSNode{};
+  }
+
+  static bool contains(TSNode outer, TSNode inner) {
+    return !is_null(outer) && ts_node_start_byte(inner) >= ts_node_start_byte(outer) &&
+           ts_node_end_byte(inner) <= ts_node_end_byte(outer);
   }
 
   // `.cuda()` copies to the current device: under `with torch.cuda.device(d):` or after

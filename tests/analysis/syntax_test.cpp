@@ -123,6 +123,42 @@ TEST(SyntaxTest, FirstErrorIsTheEarliestInTheFile) {
   EXPECT_LT(e.first.begin, src.find("def ok"));
 }
 
+// CPython: "unindent does not match any outer indentation level". The grammar's scanner
+// accepts the line and files it under some enclosing block, differently in a whole-file and
+// a partial parse, so it is a syntax error here too.
+TEST(SyntaxTest, AnUnindentToNoOuterLevelIsASyntaxError) {
+  std::string src =
+      "class A:\n"
+      "    def test(self):\n"
+      "          for d in ['cpu', 'cuda']:\n"
+      "        y = x.cuda()\n";
+  SyntaxTree t = SyntaxTree::parse(src);
+  EXPECT_FALSE(ts_node_has_error(t.root()));  // the grammar alone accepts it
+  ASSERT_TRUE(has_syntax_error(t.root()));
+  SyntaxErrorSummary e = find_syntax_errors(t.root());
+  EXPECT_EQ(e.count, 1u);
+  EXPECT_EQ(e.first.begin, src.find("y = x.cuda()"));
+}
+
+// Indentation CPython accepts stays valid: a block on its header's line, statements after
+// `;`, comments at any column, a line continuation before a blank line.
+TEST(SyntaxTest, IndentationCPythonAcceptsIsNoError) {
+  std::string src =
+      "class A:\n"
+      "    def f(self):\n"
+      "        if x: y = 1; z = 2\n"
+      "  # a comment at its own column\n"
+      "        a = 1; b = 2\n"
+      "        return a, \\\n"
+      "               b, \\\n"
+      "\n"
+      "    def g(self):\n"
+      "            return 3\n";
+  SyntaxTree t = SyntaxTree::parse(src);
+  EXPECT_FALSE(misindented_statement(t.root()).has_value());
+  EXPECT_FALSE(has_syntax_error(t.root()));
+}
+
 TEST(SyntaxTest, MissingTokenCountsAsAnError) {
   SyntaxTree t = SyntaxTree::parse("f(1, 2\n");
   EXPECT_GT(find_syntax_errors(t.root()).count, 0u);
