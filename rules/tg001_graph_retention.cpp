@@ -542,6 +542,33 @@ bool every_pass(TSNode n, TSNode loop) {
   return true;
 }
 
+// The last return of the routine enclosing `scope` when every return hands back host data
+// only: each value (or each element of a returned tuple) is proven a NumPy array (a count or
+// a float says nothing about what the routine is for). Null otherwise, or when the routine
+// returns nothing.
+TSNode host_only_return(const RuleContext& ctx, int scope) {
+  const Kinds& k = kinds();
+  int f = ctx.model.enclosing_function(scope);
+  if (f < 0 || ctx.model.functions()[f].returns.empty()) return TSNode{};
+  auto host = [&](TSNode e) {
+    const Value* v = ctx.provenance.value_of(e);
+    return v && !v->has_graph() && v->type == Type::Array;
+  };
+  TSNode last{};
+  for (TSNode ret : ctx.model.functions()[f].returns) {
+    TSNode value = unparenthesize(ts_node_named_child(ret, 0));
+    if (is_null(value)) return TSNode{};
+    if (is(value, k.expression_list) || is(value, k.tuple)) {
+      for (TSNode el : named_children(value))
+        if (!host(el)) return TSNode{};
+    } else if (!host(value)) {
+      return TSNode{};
+    }
+    last = ret;
+  }
+  return last;
+}
+
 // `reset`: the holder's later_reset (null when none), found once by the caller. `callers`:
 // how the callers of the store's routine run it, when that decides the error (null otherwise).
 Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset,
@@ -570,6 +597,16 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
     // LAVIS' retrieval scoring, run by an evaluation loop under no_grad in another file).
     if (callers && callers->grad != CallerGrad::Grad && f.severity == Severity::Error)
       f.severity = Severity::Warning;
+    // A routine that hands back only NumPy arrays (`.cpu().numpy()`) is an inference
+    // routine: no caller can backward through it, and callers unseen here usually run it
+    // under no_grad (round 11: LAVIS' compute_sim_matrix). The caller step is weaker still.
+    if (callers && callers->grad == CallerGrad::Unknown && f.severity == Severity::Warning)
+      if (TSNode host = host_only_return(ctx, c.scope); !is_null(host)) {
+        f.severity = Severity::Note;
+        f.evidence.push_back({range_of(host), quote_code(text_of(host, ctx.source)) +
+                                                  " hands back host data only: an inference routine, which its "
+                                                  "callers likely run under no_grad (weak step: a note)"});
+      }
     f.category = Category::CriticalOom;
     f.message = store_text(c) + " keeps " + shown +
                 " with its autograd graph attached, and no backward ever consumes it: every "
