@@ -976,12 +976,25 @@ struct Provenance::Interpreter {
     if (t == k.list_comprehension || t == k.set_comprehension || t == k.generator_expression ||
         t == k.dictionary_comprehension)
       return eval_comprehension(e);
-    if (t == k.string || t == k.concatenated_string || t == k.integer || t == k.float_ ||
-        t == k.true_ || t == k.false_ || t == k.none || t == k.lambda || t == k.ellipsis)
+    if (t == k.string || t == k.concatenated_string) {
+      eval_interpolations(e);  // `f"{model(x)=}"` runs the forward
+      return Value::free();
+    }
+    if (t == k.integer || t == k.float_ || t == k.true_ || t == k.false_ || t == k.none || t == k.lambda ||
+        t == k.ellipsis)
       return Value::free();
     if (t == k.list_splat || t == k.dictionary_splat) return eval(ts_node_named_child(e, 0));
     if (t == k.keyword_argument) return eval(field(e, k.f_value));
     return Value::unknown();
+  }
+
+  // The expressions an f-string interpolates are evaluated where the string is.
+  void eval_interpolations(TSNode str) {
+    for_each_named_child(str, [&](TSNode c) {
+      std::string_view type = ts_node_type(c);
+      if (type == "interpolation") eval(ts_node_named_child(c, 0));
+      else if (type == "string") eval_interpolations(c);
+    });
   }
 
   void eval_children_except(TSNode e, TSNode skip) {

@@ -9,6 +9,8 @@
 // caller in this file is seen running it with autograd on (followed up to four callers
 // deep); with no caller here, a caller on an object of unknown class, or the function
 // passed on as a value, that step is a guess and the finding a warning that says so.
+// A forward of `Variable(x, volatile=True)` (code for PyTorch before 0.4, where that disabled
+// autograd) is a note without a fix (TG002-NX26).
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form), including lambdas written inside such a block;
 // evaluation-looking loops (and routines) that themselves backward (FGSM) or differentiate
@@ -296,6 +298,8 @@ struct Checker final : RuleCheck {
     bool hands_out = guess && is_null(c.eval_loop_iterable) && is_null(c.eval_mode_call) &&
                      ctx.provenance.return_value(u.function).graph != Graph::Free;
     if (hands_out) f.severity = Severity::Note;
+    TSNode volatile_input = volatile_variable_input(u, c.call);
+    if (!is_null(volatile_input)) f.severity = Severity::Note;
     f.category = Category::CriticalOom;
     f.range = range_of(c.call);
     std::string call = quote_code(text_of(c.call, ctx.source));
@@ -326,8 +330,38 @@ struct Checker final : RuleCheck {
                               "backward through it (a training forward named like an evaluation): reported "
                               "as a note"});
     }
+    if (!is_null(volatile_input)) {
+      // torch.no_grad does not exist before 0.4: no fix for code written for those versions.
+      f.evidence.push_back({range_of(volatile_input),
+                            quote_code(text_of(volatile_input, ctx.source)) +
+                                " is how PyTorch before 0.4 ran without autograd; since 0.4 `volatile` has no "
+                                "effect (weak step: which version this code targets; reported as a note)"});
+      return f;
+    }
     if (auto fix = decorator_fix(u, backwards)) f.fixes.push_back(std::move(*fix));
     return f;
+  }
+
+  // `Variable(x, volatile=True)` as an argument of the forward, or bound to a name that is one
+  // (round 11: bearpaw's classifiers, round 13: pytorch-beginner): code written for PyTorch
+  // before 0.4, where that was the no-grad mechanism (TG002-NX26).
+  TSNode volatile_variable_input(const Unit& u, TSNode forward) const {
+    int scope = u.function >= 0 ? ctx.model.functions()[u.function].scope : 0;
+    auto is_volatile = [&](TSNode v) {
+      v = unparenthesize(v);
+      return is(v, k.call) && ctx.model.callee_leaf(v) == "Variable" &&
+             has_literal_true_keyword(v, "volatile", ctx.source);
+    };
+    TSNode found{};
+    for_each_named_child(field(forward, k.f_arguments), [&](TSNode a) {
+      if (!is_null(found)) return;
+      if (is_volatile(a)) found = a;
+      else if (auto name = dotted_name(a, ctx.source))
+        if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(*name, scope))
+          for (const BindingSite& b : *sites)
+            if (!is_null(b.value) && b.position < 0 && is_volatile(b.value)) found = b.value;
+    });
+    return found;
   }
 
   void add_evidence(Finding& f, const Unit& u, const Candidate& c, bool backwards) const {

@@ -128,7 +128,7 @@ struct Checker final : RuleCheck {
   }
 
   // zero_grad anywhere in the subtree (any receiver, any condition), `X.grad = None`,
-  // `X.grad.zero_()` / `.detach_()` / `.requires_grad_(False)`, or a call to a local function
+  // `X.grad.zero_()` / `.detach_()` / `.requires_grad_(False)` (or of `X.main_grad`), or a call to a local function
   // that does one of those (TG003-P06).
   bool clears_gradients(TSNode n, int depth) const {
     if (depth > 3) return false;
@@ -150,8 +150,13 @@ struct Checker final : RuleCheck {
     return found;
   }
 
+  // `.grad`, or `.main_grad`: the fp32 buffer that fused weight-gradient accumulation
+  // (Megatron, Transformer Engine's `fuse_wgrad_accumulation`) writes and its optimizers read
+  // instead of `.grad` (TG003-NX07, round 13).
   bool ends_with_grad(TSNode e) const {
-    return is(e, k.attribute) && text_of(field(e, k.f_attribute), ctx.source) == "grad";
+    if (!is(e, k.attribute)) return false;
+    std::string_view attr = text_of(field(e, k.f_attribute), ctx.source);
+    return attr == "grad" || attr == "main_grad";
   }
 
   bool calls_clearing_helper(TSNode call, int depth) const {

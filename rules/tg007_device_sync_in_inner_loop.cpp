@@ -20,9 +20,11 @@
 // (`time.perf_counter()`, `time.time()`, `timeit`), creates / records / reads a CUDA timing
 // event, or measures with `torch.utils.benchmark`: there the sync is what makes the timing
 // true. A clock read only around the whole loop does not make the per-step sync needed.
+// A loop that reads the CUDA allocator's statistics measures memory: silent too (TG007-NX24).
 // Also silent, with the reason recorded: a loop that backwards in a routine that never steps
 // an optimizer (no call whose leaf ends in `step`): it measures gradients or their time, it
 // does not train (TG007-NX22).
+#include <algorithm>
 #include <unordered_map>
 
 #include "analysis/names.h"
@@ -206,6 +208,13 @@ struct Checker final : RuleCheck {
                    {range_of(train), quote_code(text_of(train, ctx.source)) + " is the step being timed"}});
       return;
     }
+    if (TSNode reading = memory_reading(train, st); !is_null(reading)) {
+      stay_silent("TG007", call,
+                  "memory measurement: the loop reads the CUDA allocator's statistics, and the sync fences "
+                  "each measured phase",
+                  {{range_of(reading), quote_code(text_of(reading, ctx.source)) + " reads device memory in the loop"}});
+      return;
+    }
     Finding f = base_finding(call);
     f.message = quote_code(text_of(call, ctx.source)) +
                 " runs on every training step: the host waits for the device to finish all queued work, so "
@@ -252,6 +261,34 @@ struct Checker final : RuleCheck {
       if (!is_null(found)) return found;
     }
     return TSNode{};
+  }
+
+  // A call of the CUDA allocator's statistics (`torch.cuda.max_memory_allocated()`,
+  // `reset_peak_memory_stats()`) in the loop whose backward makes `train` the step: the loop
+  // measures memory phase by phase, and a synchronize there fences the phases (TG007-NX24,
+  // round 13: Transformer Engine's backward-override memory report).
+  TSNode memory_reading(TSNode train, const WalkState& st) const {
+    static constexpr std::string_view kMemoryStats[] = {
+        "cuda.max_memory_allocated", "cuda.memory_allocated", "cuda.reset_peak_memory_stats",
+        "cuda.max_memory_reserved",  "cuda.memory_reserved",  "cuda.memory_stats"};
+    TSNode region{};
+    for (const LoopFrame& l : st.loops)
+      if (ts_node_start_byte(train) >= ts_node_start_byte(l.node) && ts_node_end_byte(train) <= ts_node_end_byte(l.node))
+        region = l.node;  // the innermost loop holding the step's backward
+    if (is_null(region)) return TSNode{};
+    TSNode found{};
+    ctx.model.for_each_call_in(region, [&](TSNode c) {
+      if (!is_null(found)) return;
+      auto q = ctx.model.qualified_callee(c);
+      if (!q || std::none_of(std::begin(kMemoryStats), std::end(kMemoryStats),
+                             [&](std::string_view m) { return q->ends_with(m); }))
+        return;
+      // Read on every pass, not logged now and then (`if step % 100 == 0:` keeps it a training loop).
+      for (TSNode p = ts_node_parent(c); !ts_node_eq(p, region); p = ts_node_parent(p))
+        if (is(p, k.if_statement) || is_null(p)) return;
+      found = c;
+    });
+    return found;
   }
 
   bool timing_call(TSNode c, int scope, std::string& why) const {

@@ -15,12 +15,14 @@
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
 // a loop that runs once (`for _ in range(1)`, TG013-NX31); a copy assigned behind `if x is None:`
-// (or `not x`) in the loop, made once (TG013-NX32, recorded as a silence);
+// (or `not x`), or behind `if i == 0:` on a `range` / `enumerate` counter, in the loop: made
+// once (TG013-NX32, recorded as a silence);
 // tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes).
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -230,18 +232,61 @@ struct Checker final : RuleCheck {
   // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)
   // within the loop: the branch runs until the first assignment, so the copy is made once
   // (TG013-NX32, round 12: wilds' SwAV queue). Returns the test that guards it.
+  // Also a copy behind `if step == 0:` with `step` the counter of a `range(...)` loop (or the
+  // index of an `enumerate(...)`): it runs on one pass (round 13: trlx's `token == 0`).
   TSNode built_once(TSNode call, const WalkState& st) const {
     TSNode stmt = ts_node_parent(call);
     while (!is_null(stmt) && !is(stmt, k.assignment) && !is(stmt, k.block)) stmt = ts_node_parent(stmt);
-    if (is_null(stmt) || !is(stmt, k.assignment)) return TSNode{};
-    auto target = dotted_name(field(stmt, k.f_left), ctx.source);
-    if (!target) return TSNode{};
-    TSNode loop = st.innermost_loop()->node;
-    for (TSNode p = ts_node_parent(stmt); !is_null(p) && !ts_node_eq(p, loop); p = ts_node_parent(p)) {
-      if (!is(p, k.if_statement) || !contains(field(p, k.f_consequence), stmt)) continue;
-      if (TSNode t = unset_test(field(p, k.f_condition), *target); !is_null(t)) return t;
+    std::optional<std::string> target;
+    if (!is_null(stmt) && is(stmt, k.assignment)) target = dotted_name(field(stmt, k.f_left), ctx.source);
+    const LoopFrame& loop = *st.innermost_loop();
+    for (TSNode p = ts_node_parent(call); !is_null(p) && !ts_node_eq(p, loop.node); p = ts_node_parent(p)) {
+      if (!is(p, k.if_statement) || !contains(field(p, k.f_consequence), call)) continue;
+      TSNode cond = field(p, k.f_condition);
+      if (TSNode t = target ? unset_test(cond, *target) : TSNode{}; !is_null(t)) return t;
+      if (TSNode t = first_pass_test(cond, loop); !is_null(t)) return t;
     }
     return TSNode{};
+  }
+
+  // `i == 0` (alone or as a conjunct of an `and`) with `i` the loop's counter: true on one pass.
+  TSNode first_pass_test(TSNode cond, const LoopFrame& loop) const {
+    cond = unparenthesize(cond);
+    if (is(cond, k.boolean_operator) && text_of(field(cond, k.f_operator), ctx.source) == "and") {
+      TSNode l = first_pass_test(field(cond, k.f_left), loop);
+      return is_null(l) ? first_pass_test(field(cond, k.f_right), loop) : l;
+    }
+    if (!is(cond, k.comparison_operator) || ts_node_named_child_count(cond) != 2 || comparison_op(cond) != "==")
+      return TSNode{};
+    std::string counter = loop_counter(loop);
+    TSNode a = ts_node_named_child(cond, 0), b = ts_node_named_child(cond, 1);
+    auto is_counter = [&](TSNode n) { return is(n, k.identifier) && !counter.empty() && text_of(n, ctx.source) == counter; };
+    bool matches = (is_counter(a) && is(b, k.integer)) || (is_counter(b) && is(a, k.integer));
+    return matches ? cond : TSNode{};
+  }
+
+  // The name that counts passes: the target of `for i in range(...)`, or the first target of
+  // `for i, x in enumerate(...)`. Empty for any other loop (its values may repeat).
+  std::string loop_counter(const LoopFrame& loop) const {
+    if (!is(loop.node, k.for_statement)) return {};
+    TSNode it = unparenthesize(field(loop.node, k.f_right));
+    TSNode left = field(loop.node, k.f_left);
+    if (!is(it, k.call)) return {};
+    std::string_view fn = ctx.model.callee_leaf(it);
+    if (fn == "range" && is(left, k.identifier)) return std::string(text_of(left, ctx.source));
+    if (fn == "enumerate" && (is(left, k.pattern_list) || is(left, k.tuple_pattern)) && ts_node_named_child_count(left) == 2 &&
+        is(ts_node_named_child(left, 0), k.identifier))
+      return std::string(text_of(ts_node_named_child(left, 0), ctx.source));
+    return {};
+  }
+
+  std::string comparison_op(TSNode cond) const {
+    std::string op;
+    for (uint32_t i = 0; i < ts_node_child_count(cond); ++i) {
+      TSNode c = ts_node_child(cond, i);
+      if (!ts_node_is_named(c)) op += std::string(text_of(c, ctx.source));
+    }
+    return op;
   }
 
   // `x is None` / `not x`, alone or as a conjunct of an `and`.
@@ -258,12 +303,7 @@ struct Checker final : RuleCheck {
     if (!is(cond, k.comparison_operator) || ts_node_named_child_count(cond) != 2) return TSNode{};
     auto d = dotted_name(ts_node_named_child(cond, 0), ctx.source);
     bool is_none = is(ts_node_named_child(cond, 1), k.none);
-    std::string op;
-    for (uint32_t i = 0; i < ts_node_child_count(cond); ++i) {
-      TSNode c = ts_node_child(cond, i);
-      if (!ts_node_is_named(c)) op += std::string(text_of(c, ctx.source));
-    }
-    return d && *d == name && is_none && op == "is" ? cond : TSNode{};
+    return d && *d == name && is_none && comparison_op(cond) == "is" ? cond : TSNode{};
   }
 
   static bool contains(TSNode outer, TSNode inner) {
@@ -461,12 +501,12 @@ struct Checker final : RuleCheck {
       // loop: each upload carries the new values, the transfer a loop needs (with `device=`
       // the same bytes still cross the bus).
       TSNode data = positional_arg(recv, 0);
-      if (!is_null(data) && reads_varying(data, st)) {
+      if (!is_null(data) && (reads_varying(data, st) || advances_an_iterator(data))) {
         stay_silent("TG013", call,
                     "new host data each iteration: " + quote_code(text_of(data, ctx.source)) +
                         " changes in the loop, so every upload carries new bytes and is not a repeat",
                     {{range_of(data), quote_code(text_of(data, ctx.source)) +
-                                          " is rebound or modified inside the loop"}});
+                                          " is rebound, modified or drawn from an iterator inside the loop"}});
         return true;
       }
     }
@@ -476,6 +516,15 @@ struct Checker final : RuleCheck {
                                            : Shape::Factory;
     out.push_back(make_finding(call, why, shape, std::string(leaf), st));
     return true;
+  }
+
+  // `next(train_iter)` in the data: each pass takes the iterator's next batch (round 13:
+  // score_sde's `torch.from_numpy(next(train_iter)["image"]._numpy())`).
+  bool advances_an_iterator(TSNode n) const {
+    if (is(n, k.call) && is(field(n, k.f_function), k.identifier) && ctx.model.callee_leaf(n) == "next") return true;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || advances_an_iterator(c); });
+    return found;
   }
 
   // Every binding of `name` visible here creates it with `device=` or moves it to a device
