@@ -896,7 +896,8 @@ struct Provenance::Interpreter {
   }
 
   // A leaf stays one through a name, a container literal, an element of a container of
-  // leaves, and the call that made it; any other expression is an operation on it.
+  // leaves, the call that made it and a device or dtype copy of it; any other expression is an
+  // operation on it.
   bool keeps_leaf(TSNode e, const Value& v) const {
     TSSymbol t = sym(e);
     if (t == k.identifier || t == k.parenthesized_expression || t == k.tuple || t == k.list || t == k.set ||
@@ -904,7 +905,18 @@ struct Provenance::Interpreter {
       return true;
     if (t == k.subscript) return v.type != Type::Tensor;
     if (t == k.attribute) return !is_tensor_attribute(text_of(field(e, k.f_attribute), src));
-    return t == k.call && v.why && v.why->range == range_of(e);
+    if (t != k.call) return false;
+    if (v.why && v.why->range == range_of(e)) return true;
+    // A copy of a leaf to a device or a dtype (`leaf.cuda()`, `leaf.to(dev)`, `leaf.float()`)
+    // records one copy node that saves no activation: it keeps nothing but the leaf (round 13:
+    // Transformer Engine's `x.detach().clone().requires_grad_(flag).cuda()`).
+    TSNode callee = field(e, k.f_function);
+    if (!is(callee, k.attribute)) return false;
+    static constexpr std::string_view kCopies[] = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16"};
+    std::string_view method = text_of(field(callee, k.f_attribute), src);
+    if (std::find(std::begin(kCopies), std::end(kCopies), method) == std::end(kCopies)) return false;
+    const Value* recv = p.value_of(field(callee, k.f_object));
+    return recv && recv->leaf;
   }
 
   Value leaf_from(TSNode at, std::string msg) {

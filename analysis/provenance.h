@@ -64,7 +64,8 @@ struct Value {
   // `torch.zeros(n, requires_grad=True)`), or a container of nothing but leaves. A leaf
   // records operations done with it later but holds no graph of its own, so keeping it
   // retains nothing (TG001-NX41, round 12: torchrec's pipelined embeddings). Any operation on
-  // it makes a non-leaf: only names, containers and the creating call keep the flag.
+  // it makes a non-leaf: only names, containers, the creating call and a device or dtype copy
+  // (one copy node, no saved activation) keep the flag.
   bool leaf = false;
 
   static Value free(Type t = Type::Unknown) { return {Graph::Free, false, nullptr, t, nullptr, nullptr, nullptr}; }

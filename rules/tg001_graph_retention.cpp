@@ -302,6 +302,24 @@ HolderLife holder_life(const RuleContext& ctx, const Candidate& c) {
   return HolderLife::Seen;
 }
 
+// A local holder (not state, not a parameter, not returned) none of whose outlived loops
+// calls anything ending in `step`: a micro-batch loop of one training step (the optimizer
+// steps after it, or in the caller), so what it keeps is bounded by the micro-batches of one
+// step and freed with the call (TG001-NX43, round 13: xtuner's `train_step`).
+bool within_one_step(const RuleContext& ctx, const Candidate& c) {
+  if (c.outlived.empty() || holder_life(ctx, c) != HolderLife::Seen || c.holder.starts_with("self.") ||
+      c.holder.find('.') != std::string::npos)
+    return false;
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  if (!f || !ctx.model.bindings_of(c.holder, c.scope)) return false;
+  for (TSNode loop : c.outlived) {
+    bool steps = false;
+    ctx.model.for_each_call_in(loop, [&](TSNode call) { steps = steps || ctx.model.callee_leaf(call).ends_with("step"); });
+    if (steps) return false;
+  }
+  return true;
+}
+
 // A training loop runs a backward (directly or through a function of this file that it
 // calls) or an optimizer step each iteration.
 bool trains(const RuleContext& ctx, TSNode loop, int scope) {
@@ -738,6 +756,13 @@ void Check::finish(std::vector<Finding>& out) {
       stay_silent("TG001", c.stored,
                   "per-call container: `" + c.holder + "` is local to `" + owner->name +
                       "`, which has no backward and returns a graph to its caller; the loop is not a training loop");
+      continue;
+    }
+    if (consumed && within_one_step(ctx, c)) {
+      stay_silent("TG001", c.stored,
+                  "within one optimizer step: `" + c.holder + "` is local to `" + function_at(ctx, c.scope)->name +
+                      "` and no loop it outlives steps an optimizer, so it collects one step's micro-batches "
+                      "(their graphs already consumed) and dies with the call");
       continue;
     }
     const CallerVerdict* callers = nullptr;

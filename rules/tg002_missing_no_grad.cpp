@@ -295,7 +295,11 @@ struct Checker final : RuleCheck {
     // Evaluation known only by the routine's name, and the forward's result handed back to
     // callers nobody sees: both steps are guesses, and a training forward named like one
     // (`evaluate_actions` of a policy-gradient loss) looks the same: a note.
-    bool hands_out = guess && is_null(c.eval_loop_iterable) && is_null(c.eval_mode_call) &&
+    // `model.eval()` does not settle it when the routine returns the forward itself
+    // (`return model(x)`): a score function some caller may differentiate (round 13:
+    // score_sde's `model_fn` under `autograd.grad`, tianshou's target-network wrapper).
+    bool hands_out = guess && is_null(c.eval_loop_iterable) &&
+                     (is_null(c.eval_mode_call) || returned_directly(c.call)) &&
                      ctx.provenance.return_value(u.function).graph != Graph::Free;
     if (hands_out) f.severity = Severity::Note;
     TSNode volatile_input = volatile_variable_input(u, c.call);
@@ -340,6 +344,15 @@ struct Checker final : RuleCheck {
     }
     if (auto fix = decorator_fix(u, backwards)) f.fixes.push_back(std::move(*fix));
     return f;
+  }
+
+  // The forward is (part of) a return statement's value: `return model(x)`.
+  bool returned_directly(TSNode call) const {
+    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+      if (is(p, k.return_statement)) return true;
+      if (is(p, k.block) || is(p, k.lambda) || is(p, k.function_definition)) return false;
+    }
+    return false;
   }
 
   // `Variable(x, volatile=True)` as an argument of the forward, or bound to a name that is one
