@@ -931,8 +931,11 @@ struct Checker final : RuleCheck {
     if (has_literal_true_keyword(c.call, "shuffle", ctx.source))
       f.message += " `shuffle=True` does not help: each rank shuffles the same way, which "
                    "distributes nothing.";
-    f.hint = "Pass `sampler=DistributedSampler(dataset)` instead of `shuffle=True` (the two cannot "
-             "be combined) and call `sampler.set_epoch(epoch)` at the start of every epoch.";
+    f.hint = has_literal_true_keyword(c.call, "shuffle", ctx.source)
+                 ? "Pass `sampler=DistributedSampler(dataset)` instead of `shuffle=True` (the two cannot "
+                   "be combined) and call `sampler.set_epoch(epoch)` at the start of every epoch."
+                 : "Pass `sampler=DistributedSampler(dataset)` and call `sampler.set_epoch(epoch)` at the "
+                   "start of every epoch.";
     return f;
   }
 
