@@ -104,6 +104,31 @@ std::optional<FrameworkOwner> backward_owner(const ModuleModel& model, TSNode re
   return std::nullopt;
 }
 
+TSNode distributed_autograd_context(const ModuleModel& model, TSNode backward_call) {
+  const Kinds& k = kinds();
+  auto arg = dotted_name(positional_arg(backward_call, 0), model.source());
+  if (!arg) return TSNode{};
+  for (TSNode p = ts_node_parent(backward_call); !ts_node_is_null(p) && !is(p, k.function_definition);
+       p = ts_node_parent(p)) {
+    if (!is(p, k.with_statement)) continue;
+    TSNode found{}, clause{};
+    for_each_named_child(p, [&](TSNode c) {
+      if (is(c, k.with_clause)) clause = c;
+    });
+    if (ts_node_is_null(clause)) continue;
+    for_each_named_child(clause, [&](TSNode item) {
+      TSNode value = is(item, k.with_item) ? field(item, k.f_value) : TSNode{};
+      if (!ts_node_is_null(found) || ts_node_is_null(value) || !is(value, k.as_pattern)) return;
+      TSNode call = ts_node_named_child(value, 0);
+      TSNode alias = ts_node_named_child(field(value, k.f_alias), 0);
+      auto q = is(call, k.call) ? model.qualified_callee(call) : std::nullopt;
+      if (q && q->ends_with("autograd.context") && text_of(alias, model.source()) == *arg) found = call;
+    });
+    if (!ts_node_is_null(found)) return found;
+  }
+  return TSNode{};
+}
+
 std::string describe_owner(const FrameworkOwner& owner, std::string_view src) {
   std::string name(framework_name(owner.framework));
   switch (owner.by) {

@@ -49,6 +49,11 @@ std::optional<FrameworkOwner> class_owner(const ModuleModel& model, int scope);
 // `strategy`; never a `scaler`). Null for a tensor (`loss.backward()`).
 std::optional<FrameworkOwner> backward_owner(const ModuleModel& model, TSNode receiver, int scope);
 
+// `loss.backward(context_id)` inside `with dist_autograd.context() as context_id:`: the
+// backward of a distributed-autograd RRef, whose gradients live in the context (round 14:
+// fairscale's RPC pipeline tests). Returns the `context()` call, or null.
+TSNode distributed_autograd_context(const ModuleModel& model, TSNode backward_call);
+
 // One line for the evidence chain: "`class Net(pl.LightningModule)` runs under PyTorch
 // Lightning's Trainer", "`accelerator` is bound to `Accelerator()` (Hugging Face Accelerate)".
 std::string describe_owner(const FrameworkOwner& owner, std::string_view src);

@@ -65,7 +65,8 @@ Value join(const Value& a, const Value& b) {
     if (other.graph == Graph::Free) v.type = join_types(v.type, other.type);
     return v;
   }
-  if (a.graph == Graph::Unknown || b.graph == Graph::Unknown) return Value::unknown();
+  // Both sides agree on what the value is (a constructed wrapper on every path): keep it.
+  if (a.graph == Graph::Unknown || b.graph == Graph::Unknown) return Value::unknown(a.type == b.type ? a.type : Type::Unknown);
   return Value::free(a.type == b.type ? a.type : Type::Unknown);
 }
 

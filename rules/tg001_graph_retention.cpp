@@ -29,6 +29,7 @@
 #include <unordered_set>
 
 #include "analysis/local_calls.h"
+#include "analysis/frameworks.h"
 #include "analysis/names.h"
 #include "rules/caller_grad.h"
 #include "rules/fix_builder.h"
@@ -458,12 +459,16 @@ std::string hint_for(const Candidate& c, std::string_view stored, bool primary, 
 bool backwarded_itself(const RuleContext& ctx, TSNode stored, TSNode backward) {
   if (is_null(backward)) return false;
   const Kinds& k = kinds();
+
   std::string_view want = text_of(unparenthesize(stored), ctx.source);
   TSNode callee = field(backward, k.f_function);
   if (!is(callee, k.attribute)) return false;
   TSNode recv = unparenthesize(field(callee, k.f_object));
   if (is(recv, k.call) && ctx.model.callee_leaf(recv) == "scale") recv = positional_arg(recv, 0);
-  if (!is_null(recv) && text_of(unparenthesize(recv), ctx.source) == want) return true;
+  // `loss.backward(context_id)`: a distributed-autograd RRef has `.backward(context_id)` too
+  // (round 14: fairscale's RPC pipeline tests); only `x.backward()` without a positional
+  // argument shows that `x` is a tensor.
+  if (!is_null(recv) && text_of(unparenthesize(recv), ctx.source) == want) return is_null(positional_arg(backward, 0));
   TSNode arg = positional_arg(backward, 0);
   return !is_null(arg) && text_of(unparenthesize(arg), ctx.source) == want;
 }
@@ -722,6 +727,15 @@ void Check::finish(std::vector<Finding>& out) {
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
+    if (TSNode context = is_null(backward) ? TSNode{} : distributed_autograd_context(ctx.model, backward);
+        !is_null(context)) {
+      stay_silent("TG001", c.stored,
+                  "distributed autograd: " + quote_code(text_of(backward, ctx.source)) +
+                      " is an RRef's backward in its own context, so what is stored is a remote reference, not a "
+                      "local graph",
+                  {{range_of(context), quote_code(text_of(context, ctx.source)) + " opens the context"}});
+      continue;
+    }
     TSNode reset = later_reset(ctx, c);
     if (!is_null(reset) && every_pass(reset, c.loop)) {
       stay_silent("TG001", c.stored,

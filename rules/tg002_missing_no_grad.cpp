@@ -245,6 +245,22 @@ struct Checker final : RuleCheck {
                                                    " is a statement whose value is never bound"}});
       return;
     }
+    if (TSNode mode_switch = no_grad_by_mode(kept->call, u.function >= 0 ? ctx.model.functions()[u.function].scope : 0);
+        !is_null(mode_switch)) {
+      stay_silent("TG002", kept->call,
+                  "autograd is switched by mode: the forward runs under a context chosen from a table that "
+                  "maps evaluation to no_grad / inference_mode",
+                  {{range_of(mode_switch), quote_code(text_of(mode_switch, ctx.source)) + " selects the context"}});
+      return;
+    }
+    if (u.function >= 0)
+      if (TSNode read = graph_inspected(u.function, kept->call); !is_null(read)) {
+        stay_silent("TG002", kept->call,
+                    "the routine inspects the graph: " + quote_code(text_of(read, ctx.source)) +
+                        " reads what autograd recorded, which no_grad would leave empty",
+                    {{range_of(read), "reads the forward's graph"}});
+        return;
+      }
     // A routine that backwards runs with autograd on whoever calls it; one that never does
     // may be called under no_grad, which only its callers show.
     CallerVerdict callers;
@@ -344,6 +360,66 @@ struct Checker final : RuleCheck {
     }
     if (auto fix = decorator_fix(u, backwards)) f.fixes.push_back(std::move(*fix));
     return f;
+  }
+
+  // `with contexts[mode]():` around the forward, `contexts` bound to a dict or list literal one
+  // of whose values is `torch.no_grad` / `inference_mode` (TG002-NX28, round 14: AlgoPerf's
+  // `model_fn`): autograd is off in the mode that evaluates. Returns the with item's value.
+  TSNode no_grad_by_mode(TSNode call, int scope) const {
+    for (TSNode p = ts_node_parent(call); !is_null(p) && !is(p, k.function_definition); p = ts_node_parent(p)) {
+      if (!is(p, k.with_statement)) continue;
+      TSNode found{};
+      for_each_named_child(p, [&](TSNode clause) {
+        if (!is(clause, k.with_clause)) return;
+        for_each_named_child(clause, [&](TSNode item) {
+          TSNode value = unparenthesize(field(item, k.f_value));
+          if (!is_null(found) || !is(value, k.call) || !is(field(value, k.f_function), k.subscript)) return;
+          TSNode table = field(field(value, k.f_function), k.f_value);
+          if (table_holds_no_grad(table, scope)) found = value;
+        });
+      });
+      if (!is_null(found)) return found;
+    }
+    return TSNode{};
+  }
+
+  bool table_holds_no_grad(TSNode table, int scope) const {
+    auto name = dotted_name(table, ctx.source);
+    const std::vector<BindingSite>* sites = name ? ctx.model.bindings_of(*name, scope) : nullptr;
+    if (!sites) return false;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (is_null(v) || !(is(v, k.dictionary) || is(v, k.list) || is(v, k.tuple))) continue;
+      std::string_view text = text_of(v, ctx.source);
+      if (text.find("no_grad") != std::string_view::npos || text.find("inference_mode") != std::string_view::npos)
+        return true;
+    }
+    return false;
+  }
+
+  // `out.grad_fn` / `out.requires_grad` read in the routine, `out` bound to the forward's value
+  // (TG002-NX29, round 14: fairscale's test walks `eval_output.grad_fn` to check which nodes
+  // eval mode recorded): the routine wants the graph.
+  TSNode graph_inspected(int function, TSNode forward) const {
+    TSNode stmt = ts_node_parent(forward);
+    while (!is_null(stmt) && is(stmt, k.parenthesized_expression)) stmt = ts_node_parent(stmt);
+    if (is_null(stmt) || !is(stmt, k.assignment)) return TSNode{};
+    auto bound = dotted_name(field(stmt, k.f_left), ctx.source);
+    if (!bound) return TSNode{};
+    return attribute_read(field(ctx.model.functions()[function].node, k.f_body), *bound);
+  }
+
+  TSNode attribute_read(TSNode n, const std::string& base) const {
+    if (is(n, k.attribute)) {
+      std::string_view attr = text_of(field(n, k.f_attribute), ctx.source);
+      auto obj = dotted_name(field(n, k.f_object), ctx.source);
+      if ((attr == "grad_fn" || attr == "requires_grad") && obj && *obj == base) return n;
+    }
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = attribute_read(c, base);
+    });
+    return found;
   }
 
   // The forward is (part of) a return statement's value: `return model(x)`.

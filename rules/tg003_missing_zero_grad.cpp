@@ -12,7 +12,12 @@
 // `step()` depending on a config this file does not show (ZeRO's do).
 // Exempt: loops without an optimizer step (micro-batch loops, saliency maps). Silent, with
 // the reason recorded: backward receivers managed by Lightning / Fabric / distributed
-// autograd; methods of a LightningModule (the trainer clears gradients).
+// autograd (also an RRef's `loss.backward(context_id)` inside `dist_autograd.context()`);
+// methods of a LightningModule (the trainer clears gradients); a loop over a literal tuple of
+// distinct models with a fresh optimizer per pass (TG003-NX08). `.main_grad` zeroed counts as
+// clearing (fused weight-gradient accumulation, TG003-NX07).
+#include <algorithm>
+
 #include "analysis/frameworks.h"
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
@@ -52,6 +57,15 @@ struct Checker final : RuleCheck {
       }
     }
     if (!loop) return;
+    if (TSNode fresh = fresh_optimizer_per_model(*loop, step); !is_null(fresh))
+      return stay_silent("TG003", n,
+                         "one pass per model: the loop walks a literal list of distinct models and builds a fresh "
+                         "optimizer for each, so no parameter receives a second backward",
+                         {{range_of(fresh), quote_code(text_of(fresh, ctx.source)) + " is built on every pass"}});
+    if (TSNode context = distributed_autograd_context(ctx.model, n); !is_null(context))
+      return stay_silent("TG003", n, reason_for(FrameworkOwner{Framework::DistributedAutograd, OwnedBy::Binding, context}),
+                         {{range_of(context), quote_code(text_of(context, ctx.source)) +
+                                                  " opens the distributed-autograd context this backward runs in"}});
     if (auto owner = gradient_owner(field(callee, k.f_object), st.scope))
       return stay_silent("TG003", n, reason_for(*owner), {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
     step = paired_step(n, loop->node, st.scope, step);
@@ -100,6 +114,53 @@ struct Checker final : RuleCheck {
       if (is_step_call(n, scope)) steps.push_back(n);
     }
     for_each_named_child(n, [&](TSNode c) { collect_calls(c, scope, backwards, steps); });
+  }
+
+  // `for model in (m_ref, m_cpt): optim = SGD(model.parameters()); ...; optim.step()`: a loop
+  // over a literal tuple or list of distinct names whose stepped optimizer is built in the
+  // loop body from the loop variable (TG003-NX08, round 14: fairscale's checkpoint test
+  // trains a reference and a checkpointed model once each). Returns the optimizer's binding.
+  TSNode fresh_optimizer_per_model(const LoopFrame& loop, TSNode step) const {
+    if (!is(loop.node, k.for_statement) || is_null(step)) return TSNode{};
+    TSNode items = unparenthesize(field(loop.node, k.f_right));
+    TSNode target = field(loop.node, k.f_left);
+    if (!(is(items, k.tuple) || is(items, k.list)) || !is(target, k.identifier)) return TSNode{};
+    std::vector<std::string_view> names;
+    for (TSNode el : named_children(items)) {
+      if (!is(el, k.identifier)) return TSNode{};
+      std::string_view name = text_of(el, ctx.source);
+      if (std::find(names.begin(), names.end(), name) != names.end()) return TSNode{};
+      names.push_back(name);
+    }
+    // The stepped optimizer: `opt.step()` or `scaler.step(opt)`.
+    TSNode opt = ctx.model.callee_leaf(step) == "step" && !is_null(positional_arg(step, 0))
+                     ? positional_arg(step, 0)
+                     : field(field(step, k.f_function), k.f_object);
+    auto opt_name = dotted_name(opt, ctx.source);
+    if (!opt_name) return TSNode{};
+    std::string_view loop_var = text_of(target, ctx.source);
+    return optimizer_built_from(field(loop.node, k.f_body), *opt_name, loop_var);
+  }
+
+  // An assignment `name = ...loop_var...` in `n` (not in nested functions).
+  TSNode optimizer_built_from(TSNode n, const std::string& name, std::string_view loop_var) const {
+    if (is(n, k.function_definition) || is(n, k.lambda)) return TSNode{};
+    if (is(n, k.assignment)) {
+      auto left = dotted_name(field(n, k.f_left), ctx.source);
+      if (left && *left == name && mentions_name(field(n, k.f_right), loop_var)) return n;
+    }
+    TSNode found{};
+    for_each_named_child(n, [&](TSNode c) {
+      if (is_null(found)) found = optimizer_built_from(c, name, loop_var);
+    });
+    return found;
+  }
+
+  bool mentions_name(TSNode n, std::string_view name) const {
+    if (is(n, k.identifier)) return text_of(n, ctx.source) == name;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || mentions_name(c, name); });
+    return found;
   }
 
   // Who clears gradients instead of this loop: a Lightning / Fabric / distributed-autograd

@@ -6,7 +6,8 @@
 // containing `device`) -> the enclosing loop -> why the copied value is the same each pass:
 // a host factory (`torch.arange(16)`) built in the loop without `device=`, a model, or a
 // name that nothing in the loop rebinds or modifies in place (`.append`, `.add_`, ...).
-// Exempt: downloads (`.to("cpu")`); dtype casts and destinations that cannot be shown to be
+// Exempt: downloads (`.to("cpu")`); dtype casts (a module's `.to(device, dtype=...)` too) and
+// destinations that cannot be shown to be
 // a device (`.to(dev)` with `dev` a bare parameter); destinations and values bound by the
 // loop (batch transfers, `for dev in devices`), comprehension targets, lambda parameters
 // (bound per call), `x = x.to(device)`; a `.cuda()` whose current device the loop sets
@@ -226,6 +227,12 @@ struct Checker final : RuleCheck {
     if (!r || varies(*r, n, st)) return;
     bool model = ctx.model.is_model(*r, st.scope);
     if (!model && already_resident(*r, st)) return;
+    // `model.to(device=d, dtype=torch.float16)`: a module converted in place, its parameters
+    // cast where they are; nothing of the host is uploaded again (round 14: fairscale's
+    // `.to()` stress test alternates float16 and float32).
+    const Value* held = ctx.provenance.value_of(recv);
+    bool module_like = model || (held && held->type == Type::Object);  // a constructed wrapper
+    if (module_like && !is_null(keyword_arg(n, "dtype", ctx.source))) return;
     out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
   }
 
