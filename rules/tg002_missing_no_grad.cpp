@@ -19,7 +19,8 @@
 // a routine every caller of which runs it under no_grad; a forward whose result is
 // discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once.
 // The decorator fix is safe only when no graph can leave the routine (its return value is
-// shown graph-free and it stores nothing on an object); otherwise it is offered as unsafe.
+// shown graph-free and it stores nothing on an object) and the file is not a test module (a
+// test may exercise autograd on purpose, TG002-NX29); otherwise it is offered as unsafe.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -398,7 +399,7 @@ struct Checker final : RuleCheck {
   }
 
   // `out.grad_fn` / `out.requires_grad` read in the routine, `out` bound to the forward's value
-  // (TG002-NX29, round 14: fairscale's test walks `eval_output.grad_fn` to check which nodes
+  // (TG002-NX28, round 14: fairscale's test walks `eval_output.grad_fn` to check which nodes
   // eval mode recorded): the routine wants the graph.
   TSNode graph_inspected(int function, TSNode forward) const {
     TSNode stmt = ts_node_parent(forward);
@@ -490,6 +491,10 @@ struct Checker final : RuleCheck {
   FixSafety decorator_safety(int function) const {
     const FunctionInfo& fn = ctx.model.functions()[function];
     if (ctx.provenance.return_value(function).graph != Graph::Free) return FixSafety::Unsafe;
+    // A helper of a test module may run the forward with autograd on because that is what
+    // the test exercises (round 14: fairscale's `_eval` runs five forwards with autograd on,
+    // then five under no_grad): the decorator would change what the test covers.
+    if (in_test_module()) return FixSafety::Unsafe;
     bool stores = false;
     std::vector<TSNode> todo{field(fn.node, k.f_body)};
     while (!todo.empty() && !stores) {
@@ -503,6 +508,13 @@ struct Checker final : RuleCheck {
       for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
     }
     return stores ? FixSafety::Unsafe : FixSafety::Safe;
+  }
+
+  // Some function of the file is a test (pytest's `test_*`, a unittest TestCase method).
+  bool in_test_module() const {
+    for (size_t f = 0; f < ctx.model.functions().size(); ++f)
+      if (ctx.model.is_test_function(static_cast<int>(f))) return true;
+    return false;
   }
 
   // `@torch.no_grad()` above an evaluation-named routine that never backwards (decorating a
