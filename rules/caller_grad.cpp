@@ -90,7 +90,14 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
       return;
     }
     int outer = ctx.model.enclosing_function(ctx.model.scope_enclosing(call));
-    if (outer == function) return;  // recursion: runs as its first call does
+    if (outer == function) {
+      // Recursion runs as its first call does, and is no caller. A call inside the routine
+      // on another object (`self.encoder.inference(x)` in `Tacotron2.inference`, round 14)
+      // is not recursion: it may be another class's method of the same name.
+      --calls;
+      if (!proven) unknown(call, quote_code(text_of(call, ctx.source)) + " may call another class's `" + fn.name + "()`");
+      return;
+    }
     CallerGrad via = CallerGrad::Grad;
     std::string why;
     if (outer >= 0) {
