@@ -82,7 +82,13 @@ struct Checker final : RuleCheck {
   // reported as context (so an edit of a caller re-checks the routine, rules/incremental.h).
   CallerGradAnalysis callers_{ctx, "TG002"};
 
-  void context(std::vector<ContextFact>& facts) const override { callers_.report(facts); }
+  // Whether the file is a test module decides the decorator fix's safety anywhere in it: the
+  // first test function is a file-wide fact (a slice holds its unit).
+  void context(std::vector<ContextFact>& facts) const override {
+    callers_.report(facts);
+    if (int t = first_test_function(); t >= 0)
+      note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
+  }
 
   bool no_grad_at(TSNode n) const { return callers_.no_grad_at(n); }
 
@@ -511,10 +517,12 @@ struct Checker final : RuleCheck {
   }
 
   // Some function of the file is a test (pytest's `test_*`, a unittest TestCase method).
-  bool in_test_module() const {
+  bool in_test_module() const { return first_test_function() >= 0; }
+
+  int first_test_function() const {
     for (size_t f = 0; f < ctx.model.functions().size(); ++f)
-      if (ctx.model.is_test_function(static_cast<int>(f))) return true;
-    return false;
+      if (ctx.model.is_test_function(static_cast<int>(f))) return static_cast<int>(f);
+    return -1;
   }
 
   // `@torch.no_grad()` above an evaluation-named routine that never backwards (decorating a
