@@ -403,6 +403,14 @@ inline constexpr std::string_view kExplainTG014 = R"(Why it costs money
   badly tuned learning rate (instability, divergence, a worse final model), and changing the
   accumulation count silently changes the effective learning rate too.
 
+Severity follows the optimizer
+  An error when the stepped optimizer is bound here to SGD (its step is proportional to the
+  gradient). A note when it is bound to an optimizer that divides its update by the
+  gradient's own magnitude (Adam, AdamW, RMSprop, Adagrad, Lion, ...): the sum then changes
+  the step only through eps and weight decay; a warning when that loop also clips gradients
+  (the clipping threshold sees the sum). A warning when the class is not visible (a
+  parameter, a table lookup, Adam on one path and SGD on another); the evidence says why.
+
 Example
   for i, (xb, yb) in enumerate(loader):
       loss = criterion(model(xb), yb)
@@ -422,6 +430,8 @@ Not flagged
   `* inv` with `inv = 1 / N`, and divisions by a value the rule cannot relate to N (such as
   a `loss_scale` variable). Gradients rescaled before the step (`scale_grads_` or an alias
   of it, `p.grad /= N`). Loops that clear gradients every iteration (nothing accumulates),
+  or clear them under the step's own test just before the backward (each step applies one
+  iteration's gradient; the others are wasted, not summed),
   modulo guards around something other than an optimizer step, and `% 1`. Frameworks that
   divide internally, where dividing again would be the mirror bug: Accelerate
   (`accelerator.backward`), Fabric, DeepSpeed engines, Lightning (LightningModule methods,

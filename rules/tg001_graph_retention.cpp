@@ -216,8 +216,21 @@ class Check final : public RuleCheck {
     if ((op != "+=" && op != "-=") || st.loops.empty()) return;
     TSNode left = field(a, k.f_left);
     auto holder = dotted_name(left, ctx.source);
-    if (!holder || !persists(*holder, st)) return;
+    if (!holder || !persists(*holder, st) || sums_an_unseen_capitalised_call(field(a, k.f_right))) return;
     add(StoreKind::Augmented, *holder, {}, field(a, k.f_right), a, left, st);
+  }
+
+  // `epoch_mae += MAE(scores, targets)`: a class instance cannot be summed into a counter, so
+  // the capitalised callee this file does not define is a metric function, unseen like any
+  // other (round 15: benchmarking-gnns' `MAE` returns `.item()`). Appending `Record(x, y)`
+  // still takes it for a class that keeps its arguments.
+  bool sums_an_unseen_capitalised_call(TSNode value) const {
+    value = unparenthesize(value);
+    if (!is(value, k.call)) return false;
+    auto q = ctx.model.qualified_callee(value);
+    if (!q || q->starts_with("torch.")) return false;
+    std::string_view leaf = q->substr(q->rfind('.') == std::string_view::npos ? 0 : q->rfind('.') + 1);
+    return !leaf.empty() && std::isupper(static_cast<unsigned char>(leaf[0])) && ctx.model.class_named(leaf) < 0;
   }
 
   // A literal key (`"loss"`, `0`, `("d", 1)`): the same slot on every pass. An f-string is not one.

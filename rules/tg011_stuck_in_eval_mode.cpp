@@ -181,12 +181,21 @@ struct Checker final : RuleCheck {
 
   // A validation pass: a `for` over an evaluation-looking iterable, or a call handed an
   // evaluation loader (`evaluate(model, val_loader)`, the helper may live in another module).
-  TSNode validation_evidence(TSNode n) const {
+  // A loop or a local helper that runs the backward is the training pass whatever its names
+  // say (`for i in range(val_iteration): ... loss.backward()`): only a validation pass inside
+  // the helper counts then, not the names it is handed.
+  TSNode validation_evidence(TSNode n, int depth = 0) const {
     TSSymbol s = sym(n);
     if (s == k.function_definition || s == k.class_definition || s == k.lambda) return TSNode{};
-    if (s == k.for_statement)
+    if (s == k.for_statement) {
+      if (!is_null(backward_in(n))) return validation_evidence(field(n, k.f_body), depth);
       for (TSNode it : unwrap_iterables(field(n, k.f_right), ctx.source))
         if (eval_hinted(it)) return it;
+    }
+    if (const FunctionInfo* fn = s == k.call ? local_callee(n) : nullptr; fn && !is_null(backward_in(n))) {
+      if (depth >= kMaxHelperDepth) return TSNode{};
+      return validation_evidence(field(fn->node, k.f_body), depth + 1);
+    }
     if (s == k.call) {
       TSNode args = field(n, k.f_arguments);
       TSNode hit{};
@@ -199,7 +208,7 @@ struct Checker final : RuleCheck {
     }
     TSNode found{};
     for_each_named_child(n, [&](TSNode c) {
-      if (is_null(found)) found = validation_evidence(c);
+      if (is_null(found)) found = validation_evidence(c, depth);
     });
     return found;
   }

@@ -18,8 +18,18 @@
 // strategies, read from the receiver's name or its binding, LightningModule methods, and
 // subclasses of the Hugging Face Trainer), recorded as a silence naming the framework.
 // Framework detection reads code, never comments.
+// Severity reads the optimizer the guard steps: an error when every binding of it is plain
+// SGD (the sum is an N-fold learning rate); a note when every binding is an optimizer that
+// normalises its update by the gradient's own magnitude (Adam, AdamW, RMSprop, Adagrad, Lion,
+// ...: the sum changes the step only through eps and weight decay), a warning when
+// such a loop also clips gradients (the threshold sees the sum); a warning when the class is
+// not visible (a parameter, a table lookup, both kinds on different paths) and the evidence
+// says so.
+// Also exempt: a zero_grad before the backward under the same test as the step (each step
+// applies only its own iteration's gradient; the earlier backwards are wasted, not summed).
 // Fix (unsafe: it changes the effective learning rate): `R.backward()` -> `(R / N).backward()`.
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "analysis/frameworks.h"
@@ -36,6 +46,17 @@ using namespace preflight::analysis;
 // How the value that reaches backward is scaled: not at all, by the accumulation divisor, or
 // by something the rule cannot relate to it.
 enum class Scale { None, Divisor, Other };
+
+// How an optimizer's update responds to a gradient N times larger, read from its class.
+enum class StepResponse { Proportional, Normalised, Unknown };
+
+// Classes whose update divides by a running magnitude of the gradient (or takes its sign), so
+// a constant factor on every gradient cancels but for eps and coupled weight decay.
+constexpr std::array<std::string_view, 20> kNormalisingOptimizers = {
+    "Adam",     "AdamW",      "Adamax",    "NAdam",          "RAdam",     "SparseAdam", "Adagrad",
+    "Adadelta", "RMSprop",    "Rprop",     "Lion",           "Adafactor", "LAMB",       "Lamb",
+    "FusedAdam", "AdamW8bit", "Adam8bit",  "PagedAdamW",     "PagedAdamW8bit", "DeepSpeedCPUAdam"};
+constexpr std::array<std::string_view, 2> kProportionalOptimizers = {"SGD", "ASGD"};
 
 Scale combine_sum(Scale a, Scale b) {
   if (a == Scale::Divisor && b == Scale::Divisor) return Scale::Divisor;
@@ -78,6 +99,15 @@ struct Checker final : RuleCheck {
     std::erase_if(guards, [&](const Guard& g) { return inside(n, g.body); });
     if (guards.empty()) return;
     if (clears_every_iteration(field(loop->node, k.f_body), loop->node, n) || rescales_gradients(loop->node)) return;
+    std::erase_if(guards, [&](const Guard& g) {
+      if (!cleared_under_same_test(loop->node, n, g)) return false;
+      stay_silent("TG014", receiver,
+                  "the gradients are cleared under the step's own test before this backward, so each "
+                  "step applies one iteration's gradient: the other backwards are wasted, not summed",
+                  {{range_of(g.test), quote_code(text_of(g.test, ctx.source)) + " guards both the zero_grad and the step"}});
+      return true;
+    });
+    if (guards.empty()) return;
     std::set<std::string> keys;
     for (const Guard& g : guards) keys.insert(g.divisor);
     Body body{function_body(st.scope), keys};
@@ -92,7 +122,7 @@ struct Checker final : RuleCheck {
                           {range_of(guards.front().test), quote_code(text_of(guards.front().test, ctx.source)) +
                                                               " steps the optimizer every `" + *keys.begin() +
                                                               "` iterations"}});
-    Finding f = make_finding(n, value, guards, *keys.begin());
+    Finding f = make_finding(n, value, guards, *keys.begin(), loop->node, st.scope);
     if (owner)
       f.evidence.insert(f.evidence.begin() + 1,
                         {range_of(owner->site), quote_code(text_of(owner->site, ctx.source)) +
@@ -228,6 +258,93 @@ struct Checker final : RuleCheck {
   }
 
   static bool inside(TSNode n, TSNode region) { return !is_null(region) && encloses(region, n); }
+
+  // `if cond: opt.zero_grad()` ... `loss.backward()` ... `if cond: opt.step()` (DLRM's MLPerf
+  // loop): the gradients the step applies are this iteration's only.
+  bool cleared_under_same_test(TSNode loop, TSNode backward, const Guard& g) const {
+    std::string want = squashed(text_of(g.test, ctx.source));
+    bool cleared = false;
+    ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode c) {
+      if (cleared || ts_node_start_byte(c) >= ts_node_start_byte(backward) ||
+          ctx.model.callee_leaf(c) != "zero_grad")
+        return;
+      for (TSNode a = ts_node_parent(c); !is_null(a) && !ts_node_eq(a, loop); a = ts_node_parent(a))
+        if (is(a, k.if_statement) && encloses(field(a, k.f_consequence), c)) {
+          cleared = squashed(text_of(field(a, k.f_condition), ctx.source)) == want;
+          break;
+        }
+    });
+    return cleared;
+  }
+
+  static std::string squashed(std::string_view text) {
+    std::string out;
+    for (char ch : text)
+      if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r' && ch != '\\') out += ch;
+    return out;
+  }
+
+  // --- the optimizer the guard steps ---------------------------------------------------------
+
+  struct OptimizerRead {
+    StepResponse response = StepResponse::Unknown;
+    TSNode site{};       // the constructor call (Proportional / Normalised)
+    std::string cls;     // its class
+    std::string why;     // Unknown: what hides the class
+  };
+
+  OptimizerRead optimizer_read(TSNode step, int scope) const {
+    OptimizerRead r;
+    // `scaler.step(optimizer)`: the optimizer is the argument.
+    TSNode arg = positional_arg(step, 0);
+    auto recv = dotted_name(is_null(arg) ? field(field(step, k.f_function), k.f_object) : arg, ctx.source);
+    const std::vector<BindingSite>* sites = recv ? ctx.model.bindings_of(*recv, scope) : nullptr;
+    if (!recv || !sites || sites->empty()) {
+      r.why = !recv ? "the stepped object is not a plain name"
+              : ctx.model.parameter(*recv, scope) ? "`" + *recv + "` is a parameter, its callers choose the class"
+                                                  : "nothing in this file binds `" + *recv + "`";
+      return r;
+    }
+    std::optional<StepResponse> seen;
+    for (const BindingSite& b : *sites) {
+      TSNode ctor = unparenthesize(b.value);
+      auto q = is(ctor, k.call) ? ctx.model.qualified_callee(ctor) : std::nullopt;
+      std::string_view leaf = q ? q->substr(q->rfind('.') == std::string_view::npos ? 0 : q->rfind('.') + 1)
+                                : std::string_view{};
+      StepResponse here = std::find(kNormalisingOptimizers.begin(), kNormalisingOptimizers.end(), leaf) !=
+                                  kNormalisingOptimizers.end()
+                              ? StepResponse::Normalised
+                          : std::find(kProportionalOptimizers.begin(), kProportionalOptimizers.end(), leaf) !=
+                                  kProportionalOptimizers.end()
+                              ? StepResponse::Proportional
+                              : StepResponse::Unknown;
+      if (here == StepResponse::Unknown || b.arity > 1) {
+        r.why = "`" + *recv + " = " + std::string(text_of(b.value, ctx.source)).substr(0, 60) +
+                "` does not show the optimizer's class";
+        return r;
+      }
+      if (seen && *seen != here) {
+        r.why = "`" + *recv + "` is `" + r.cls + "` on one path and `" + std::string(leaf) + "` on another";
+        return r;
+      }
+      seen = here;
+      r.site = ctor;
+      r.cls = std::string(leaf);
+    }
+    r.response = *seen;
+    return r;
+  }
+
+  // `clip_grad_norm_` / `clip_grad_value_` in the loop: the threshold sees the summed gradient.
+  TSNode clipping_in(TSNode loop) const {
+    TSNode found{};
+    ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode c) {
+      std::string_view leaf = ctx.model.callee_leaf(c);
+      if (is_null(found) && (leaf == "clip_grad_norm_" || leaf == "clip_grad_value_" || leaf == "clip_grad_norm"))
+        found = c;
+    });
+    return found;
+  }
 
   // A zero_grad that runs in every iteration the backward runs in clears what it added:
   // nothing accumulates. It may sit behind the same `if` as the backward (a warm-up guard
@@ -497,18 +614,36 @@ struct Checker final : RuleCheck {
   // --- the finding -------------------------------------------------------------------------
 
   Finding make_finding(TSNode backward, TSNode receiver, const std::vector<Guard>& guards,
-                       const std::string& n) const {
+                       const std::string& n, TSNode loop, int scope) const {
     std::string r(text_of(receiver, ctx.source));
     const Guard& g = guards.front();
+    OptimizerRead opt = optimizer_read(g.step, scope);
+    TSNode clip = clipping_in(loop);
     Finding f;
     f.code = "TG014";
-    f.severity = Severity::Error;
     f.category = Category::ConvergenceBug;
     f.range = range_of(receiver);
-    f.message = "`" + n + "` backward passes feed each optimizer step, but nothing divides " +
-                quote_code(r) + " by `" + n + "`: each step applies the sum of `" + n +
-                "` gradients instead of their average, a learning rate `" + n +
-                "` times too high in disguise.";
+    std::string head = "`" + n + "` backward passes feed each optimizer step, but nothing divides " +
+                       quote_code(r) + " by `" + n + "`: each step applies the sum of `" + n +
+                       "` gradients instead of their average";
+    switch (opt.response) {
+      case StepResponse::Proportional:
+        f.severity = Severity::Error;
+        f.message = head + ", a learning rate `" + n + "` times too high in disguise.";
+        break;
+      case StepResponse::Normalised:
+        f.severity = is_null(clip) ? Severity::Note : Severity::Warning;
+        f.message = head + ". `" + opt.cls + "` divides its update by the gradient's own magnitude, so " +
+                    (is_null(clip) ? std::string("the sum changes the step only through eps and weight decay.")
+                                   : std::string("the sum matters through the clipping threshold, eps and weight "
+                                                 "decay."));
+        break;
+      case StepResponse::Unknown:
+        f.severity = Severity::Warning;
+        f.message = head + ": with SGD a learning rate `" + n + "` times too high; an Adam-family "
+                    "optimizer divides most of the factor away.";
+        break;
+    }
     bool argument = !ts_node_eq(receiver, field(field(backward, k.f_function), k.f_object));
     f.hint = argument ? "Divide what the backward receives: `" +
                             std::string(text_of(field(backward, k.f_function), ctx.source)) + "(" + r +
@@ -523,6 +658,17 @@ struct Checker final : RuleCheck {
                                                 " applies the summed gradients"});
     f.evidence.push_back({range_of(receiver), "no division of " + quote_code(r) + " by `" + n +
                                                   "` (or any other scaling) on its way to backward"});
+    if (opt.response == StepResponse::Unknown)
+      f.evidence.push_back({range_of(g.step), "which optimizer steps is not proven: " + opt.why +
+                                                  " (a warning, not an error: Adam-family updates barely change)"});
+    else
+      f.evidence.push_back({range_of(opt.site), quote_code(text_of(opt.site, ctx.source)) + " builds an optimizer of class `" +
+                                                    opt.cls + "`" +
+                                                    (opt.response == StepResponse::Proportional
+                                                         ? ", whose step is proportional to the gradient"
+                                                         : ", whose step does not scale with the gradient")});
+    if (!is_null(clip) && opt.response == StepResponse::Normalised)
+      f.evidence.push_back({range_of(clip), quote_code(text_of(clip, ctx.source)) + " clips the summed gradient"});
     std::string replacement = "(" + r + " / " + n + ")";
     // Unsafe: it changes the effective learning rate a tuned run may depend on, and is wrong
     // for a loss with `reduction="sum"`.
