@@ -260,6 +260,13 @@ struct Checker final : RuleCheck {
                   {{range_of(mode_switch), quote_code(text_of(mode_switch, ctx.source)) + " selects the context"}});
       return;
     }
+    if (TSNode input = literal_shaped_input(kept->call, u); !is_null(input)) {
+      stay_silent("TG002", kept->call,
+                  "a shape smoke test: the forward's only input is a tensor of a literal shape made in the "
+                  "routine, so the graph it keeps is a few activations of that one input",
+                  {{range_of(input), quote_code(text_of(input, ctx.source)) + " is made here with a literal shape"}});
+      return;
+    }
     if (u.function >= 0)
       if (TSNode read = graph_inspected(u.function, kept->call); !is_null(read)) {
         stay_silent("TG002", kept->call,
@@ -286,6 +293,54 @@ struct Checker final : RuleCheck {
     }
     out.push_back(make_finding(u, *kept, backwards, callers));
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
+  }
+
+  // `y = net(Variable(torch.randn(1, 3, 32, 32)))`, or `x = torch.rand(2, 10)` then `net(x)`
+  // (round 16: mixup-cifar10's `test()` beside each model class): every argument of the
+  // forward is a torch factory whose sizes are integer literals, made in this routine. Returns
+  // the first such factory, or null.
+  TSNode literal_shaped_input(TSNode call, const Unit& u) const {
+    TSNode args = field(call, k.f_arguments);
+    if (is_null(args) || !is(args, k.argument_list) || ts_node_named_child_count(args) == 0) return TSNode{};
+    int scope = u.function >= 0 ? ctx.model.functions()[u.function].scope : 0;
+    TSNode first{};
+    bool all = true;
+    for_each_named_child(args, [&](TSNode a) {
+      if (!all || is(a, k.comment)) return;
+      TSNode f = literal_factory(a, scope, 0);
+      if (is_null(f)) all = false;
+      else if (is_null(first)) first = f;
+    });
+    return all ? first : TSNode{};
+  }
+
+  TSNode literal_factory(TSNode e, int scope, int depth) const {
+    e = unparenthesize(e);
+    if (depth > 2) return TSNode{};
+    if (is(e, k.identifier)) {
+      const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
+      if (!sites || sites->size() != 1 || sites->front().arity > 1) return TSNode{};
+      return literal_factory(sites->front().value, scope, depth + 1);
+    }
+    if (!is(e, k.call)) return TSNode{};
+    std::string_view leaf = ctx.model.callee_leaf(e);
+    auto q = ctx.model.qualified_callee(e);
+    TSNode args = field(e, k.f_arguments);
+    if (is_null(args) || !is(args, k.argument_list)) return TSNode{};
+    if (leaf == "Variable") {
+      TSNode inner = positional_arg(e, 0);
+      return is_null(inner) ? TSNode{} : literal_factory(inner, scope, depth + 1);
+    }
+    static constexpr std::string_view kFactories[] = {"randn", "rand", "zeros", "ones", "randint", "empty"};
+    if (!q || !q->starts_with("torch.") || std::find(std::begin(kFactories), std::end(kFactories), leaf) == std::end(kFactories))
+      return TSNode{};
+    bool literal = true, any = false;
+    for_each_named_child(args, [&](TSNode a) {
+      if (is(a, k.keyword_argument) || is(a, k.comment)) return;
+      any = true;
+      literal = literal && is(unparenthesize(a), k.integer);
+    });
+    return literal && any ? e : TSNode{};
   }
 
   // A method whose result a caller in this file carries into a backward or a differentiable

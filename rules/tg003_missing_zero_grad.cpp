@@ -17,6 +17,8 @@
 // distinct models with a fresh optimizer per pass (TG003-NX08). `.main_grad` zeroed counts as
 // clearing (fused weight-gradient accumulation, TG003-NX07).
 #include <algorithm>
+#include <optional>
+#include <cctype>
 
 #include "analysis/frameworks.h"
 #include "analysis/local_calls.h"
@@ -62,6 +64,12 @@ struct Checker final : RuleCheck {
                          "one pass per model: the loop walks a literal list of distinct models and builds a fresh "
                          "optimizer for each, so no parameter receives a second backward",
                          {{range_of(fresh), quote_code(text_of(fresh, ctx.source)) + " is built on every pass"}});
+    if (auto fresh = fresh_model_per_pass(*loop, step, n); fresh)
+      return stay_silent("TG003", n,
+                         "one pass per model: the loop builds a new model and a new optimizer over its parameters "
+                         "on every pass, so no parameter receives a second backward",
+                         {{range_of(fresh->first), quote_code(text_of(fresh->first, ctx.source)) + " builds the model on every pass"},
+                          {range_of(fresh->second), quote_code(text_of(fresh->second, ctx.source)) + " builds the optimizer on every pass"}});
     if (TSNode context = distributed_autograd_context(ctx.model, n); !is_null(context))
       return stay_silent("TG003", n, reason_for(FrameworkOwner{Framework::DistributedAutograd, OwnedBy::Binding, context}),
                          {{range_of(context), quote_code(text_of(context, ctx.source)) +
@@ -140,6 +148,56 @@ struct Checker final : RuleCheck {
     if (!opt_name) return TSNode{};
     std::string_view loop_var = text_of(target, ctx.source);
     return optimizer_built_from(field(loop.node, k.f_body), *opt_name, loop_var);
+  }
+
+  // `for case in cases: emb = Embeddings(**case); ...; loss.backward(); opt = SGD(params_of_emb);
+  // opt.step()` (round 16: OpenNMT's parameter-update tests): the stepped optimizer is built
+  // in the loop body over parameters of an object constructed (a capitalised callee) in the
+  // same body before the backward, directly or through one local name (`trainable =
+  // {n: p for n, p in emb.named_parameters()}`). Returns the two assignments.
+  std::optional<std::pair<TSNode, TSNode>> fresh_model_per_pass(const LoopFrame& loop, TSNode step,
+                                                                TSNode backward) const {
+    if (is_null(step)) return std::nullopt;
+    TSNode opt = ctx.model.callee_leaf(step) == "step" && !is_null(positional_arg(step, 0))
+                     ? positional_arg(step, 0)
+                     : field(field(step, k.f_function), k.f_object);
+    auto opt_name = dotted_name(opt, ctx.source);
+    TSNode body = field(loop.node, k.f_body);
+    if (!opt_name || is_null(body)) return std::nullopt;
+    std::vector<TSNode> assignments;
+    collect_assignments(body, assignments);
+    TSNode opt_def{};
+    for (TSNode a : assignments)
+      if (auto left = dotted_name(field(a, k.f_left), ctx.source); left && *left == *opt_name) opt_def = a;
+    if (is_null(opt_def) || !is(unparenthesize(field(opt_def, k.f_right)), k.call)) return std::nullopt;
+    for (TSNode model_def : assignments) {
+      TSNode ctor = unparenthesize(field(model_def, k.f_right));
+      TSNode target = field(model_def, k.f_left);
+      if (!is(ctor, k.call) || !is(target, k.identifier) ||
+          ts_node_start_byte(model_def) >= ts_node_start_byte(backward))
+        continue;
+      std::string_view leaf = ctx.model.callee_leaf(ctor);
+      if (leaf.empty() || !std::isupper(static_cast<unsigned char>(leaf[0]))) continue;
+      std::string_view model = text_of(target, ctx.source);
+      if (mentions_name(field(opt_def, k.f_right), model)) return std::make_pair(model_def, opt_def);
+      for (TSNode via : assignments) {
+        TSNode via_target = field(via, k.f_left);
+        if (is(via_target, k.identifier) && mentions_name(field(via, k.f_right), model) &&
+            mentions_name(field(opt_def, k.f_right), text_of(via_target, ctx.source)))
+          return std::make_pair(model_def, opt_def);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Assignments in `n`, outside nested functions, classes and loops.
+  void collect_assignments(TSNode n, std::vector<TSNode>& out) const {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda || s == k.for_statement ||
+        s == k.while_statement)
+      return;
+    if (s == k.assignment) out.push_back(n);
+    for_each_named_child(n, [&](TSNode c) { collect_assignments(c, out); });
   }
 
   // An assignment `name = ...loop_var...` in `n` (not in nested functions).
