@@ -21,7 +21,18 @@ done
 
 packages=(cmake ninja-build g++ git ca-certificates
           nlohmann-json3-dev libasio-dev libspdlog-dev libgtest-dev libgmock-dev
-          libtomlplusplus-dev libcli11-dev libmimalloc-dev)
+          libmimalloc-dev)
+# toml++ and CLI11 are header-only for the build: where apt does not carry them (Ubuntu 22.04
+# has no libtomlplusplus-dev), configure downloads the headers of Debian 12's own packages,
+# pinned by SHA-256 (cmake/HeaderDeps.cmake), so they are asked for only where they exist.
+for p in libtomlplusplus-dev libcli11-dev; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+     apt-cache show "$p" >/dev/null 2>&1; then
+    packages+=("$p")
+  else
+    echo "bootstrap: $p is not in this system's apt; the build fetches its headers (cmake/HeaderDeps.cmake)"
+  fi
+done
 command -v npm >/dev/null 2>&1 || packages+=(npm)  # `npm pack` fetches the parser tarballs
 # tests/editors drives these headless; CI fails without them (about 130 MB, so not by default).
 if $editors; then packages+=(neovim emacs-nox elpa-eglot); fi
