@@ -202,13 +202,19 @@ SyntaxTree SyntaxTree::parse(std::string_view text, const Interrupt* interrupt) 
   }
 }
 
-SyntaxTree SyntaxTree::parse_ranges(std::string_view text, const std::vector<TSRange>& ranges) {
+SyntaxTree SyntaxTree::parse_ranges(std::string_view text, const std::vector<TSRange>& ranges,
+                                    const Interrupt* interrupt) {
   TSParser* p = new_parser();
   if (!ts_parser_set_included_ranges(p, ranges.data(), static_cast<uint32_t>(ranges.size()))) {
     ts_parser_delete(p);
     throw std::invalid_argument("included ranges must be sorted and disjoint");
   }
-  return SyntaxTree(p, parse_text(p, nullptr, text));
+  try {
+    return SyntaxTree(p, parse_text(p, nullptr, text, interrupt));
+  } catch (...) {
+    ts_parser_delete(p);
+    throw;
+  }
 }
 
 SyntaxTree::SyntaxTree(SyntaxTree&& o) noexcept

@@ -51,7 +51,9 @@ class SyntaxTree {
   static SyntaxTree parse(std::string_view text, const Interrupt* interrupt = nullptr);
   // Parses only `ranges` of `text` (sorted, disjoint; ts_parser_set_included_ranges): the
   // nodes have the offsets and points of `text`, and the bytes between ranges are not read.
-  static SyntaxTree parse_ranges(std::string_view text, const std::vector<TSRange>& ranges);
+  // Polls `interrupt` as parse() does (a region or slice parse is inside the time budget too).
+  static SyntaxTree parse_ranges(std::string_view text, const std::vector<TSRange>& ranges,
+                                 const Interrupt* interrupt = nullptr);
 
   SyntaxTree(SyntaxTree&&) noexcept;
   SyntaxTree& operator=(SyntaxTree&&) noexcept;

@@ -364,7 +364,7 @@ struct DocumentAnalysis::Slicing {
   // top-level line is the same wherever it is: a region that parses without errors, starts
   // and ends on line starts, and does not run into the next unit's line is parsed as the whole
   // text would parse it. False (and nothing changed) when those conditions do not hold.
-  bool read_region_units(std::string_view parsed) {
+  bool read_region_units(std::string_view parsed, const Interrupt& interrupt) {
     const std::vector<UnitFacts>& old = previous->units;
     std::string_view before = previous->text;  // the previous text (its parse view: same line breaks)
     size_t n = old.size(), first = 0, last = n;  // old units [first, last) are replaced
@@ -390,7 +390,8 @@ struct DocumentAnalysis::Slicing {
     std::vector<UnitFacts> fresh;
     if (new_end > new_begin) {
       SyntaxTree region = SyntaxTree::parse_ranges(
-          parsed, {TSRange{begin_point, end_point, static_cast<uint32_t>(new_begin), static_cast<uint32_t>(new_end)}});
+          parsed, {TSRange{begin_point, end_point, static_cast<uint32_t>(new_begin), static_cast<uint32_t>(new_end)}},
+          &interrupt);
       if (has_syntax_error(region.root())) return false;
       std::vector<UnitSpan> spans = unit_spans(region.root());
       for (const UnitSpan& s : spans)
@@ -605,7 +606,7 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
   const Previous* previous = previous_ && !previous_->units.empty() ? &*previous_ : nullptr;
   Slicing slicing{text_, previous, previous ? text_shift(previous->text, text_) : TextShift{}, units, {}, {}};
   bool sliceable = previous && previous->options == options && options.target_gpu.empty();
-  if (sliceable && slicing.read_region_units(parsed_)) {
+  if (sliceable && slicing.read_region_units(parsed_, interrupt)) {
     stats_.region_parse = true;
   } else {
     if (sliceable) {
@@ -655,7 +656,8 @@ std::optional<CheckResult> DocumentAnalysis::check_slice(const CheckOptions& opt
     context = expected;
   } else {
     TSPoint end = point_after(parsed_, units.back().range.begin, units.back().start, parsed_.size());
-    SyntaxTree slice_tree = SyntaxTree::parse_ranges(parsed_, slice_ranges(parsed_, end, units, slicing.in_slice));
+    SyntaxTree slice_tree =
+        SyntaxTree::parse_ranges(parsed_, slice_ranges(parsed_, end, units, slicing.in_slice), &interrupt);
     if (has_syntax_error(slice_tree.root())) return whole_file("the slice does not parse on its own");
     result = check_parsed_root(text_, slice_tree.root(), options, &interrupt, &context);
     if (result.status != FileStatus::Analyzed || !result.syntax_errors.empty())

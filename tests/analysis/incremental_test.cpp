@@ -718,6 +718,41 @@ TEST(Incremental, RunningOutOfTimeIsTooComplexAndAnEditRecovers) {
   expect_same_as_scratch(doc, {}, "after the budget ran out");
 }
 
+// The region and slice parses after an edit poll the budget like the whole-file parse
+// (issue 26): an edit inside a 20 KiB function makes many more polls than the same edit in a
+// three-line helper, since the analysis polls once per function body either way; and a check
+// interrupted at any of those polls leaves the document checkable and exact.
+TEST(Incremental, RegionParsesPollTheBudgetAndCanBeInterruptedAnywhere) {
+  std::string text = "import torch\n\n\ndef small(x):\n    y = x + 1\n    return y\n\n\ndef large(x):\n";
+  for (int i = 0; i < 800; ++i) text += "    v" + std::to_string(i) + " = x * " + std::to_string(i) + " + x - 1\n";
+  text += "    return x\n\n\ndef other(z):\n    return z\n";
+  ASSERT_GT(text.size(), 20u * 1024);
+  auto polls_for_edit = [&](const std::string& anchor) {
+    DocumentAnalysis doc(text, /*max_slice_share=*/1.0);
+    EXPECT_TRUE(doc.check({}).has_value());
+    size_t at = text.find(anchor);
+    doc.edit(at, at + 1, "w");  // the first letter of a local's name: still parses
+    size_t polls = 0;
+    std::optional<CheckResult> r = doc.check({}, [&] { return ++polls, false; });
+    EXPECT_TRUE(r.has_value());
+    EXPECT_TRUE(doc.last_stats().region_parse) << anchor;
+    EXPECT_EQ(render(*r), render(check_source(doc.text(), {}))) << anchor;
+    return polls;
+  };
+  size_t small = polls_for_edit("y = x + 1");
+  size_t large = polls_for_edit("v350 = x");
+  EXPECT_GT(large, small + 20) << "small " << small << ", large " << large;
+
+  for (size_t stop_at : {size_t{2}, large / 2, large - 1}) {
+    DocumentAnalysis doc(text, 1.0);
+    ASSERT_TRUE(doc.check({}).has_value());
+    size_t at = text.find("v350 = x");
+    doc.edit(at, at + 1, "w");
+    size_t polls = 0;
+    EXPECT_FALSE(doc.check({}, [&] { return ++polls == stop_at; }).has_value()) << stop_at;
+    expect_same_as_scratch(doc, {}, "after a check cancelled at poll " + std::to_string(stop_at));
+  }
+}
+
 }  // namespace
 }  // namespace preflight::rules
-
