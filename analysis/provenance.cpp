@@ -1176,6 +1176,10 @@ struct Provenance::Interpreter {
   }
 
   Value forward_pass(TSNode call, std::string_view model_name, const Value& args) {
+    // `norm_layer(nn.Conv2d(...))`, `spectral_norm(conv)`: a module handed a module wraps it
+    // (round 17: SPADE's discriminator built in `__init__`); a forward takes tensors.
+    if (TSNode first = positional_arg(call, 0); !is_null(first) && is_module_value(unparenthesize(first)))
+      return Value::free(Type::Object);
     if (auto it = frozen.find(std::string(model_name)); it != frozen.end()) {
       // No parameter requires gradients: only graph-carrying inputs give the output a graph.
       if (args.graph == Graph::Free) return Value::free(Type::Tensors);
@@ -1193,6 +1197,20 @@ struct Provenance::Interpreter {
                          nullptr, out);
     if (!bound) v.weak = v.why;
     return v;
+  }
+
+  // A constructor call that builds a module, or a name every binding of which does (never a
+  // name read by its spelling: `decoder(encoder_out)` is a forward).
+  bool is_module_value(TSNode e) const {
+    if (is(e, k.call)) return m.classify_value(e, scope) == ValueKind::Model;
+    auto d = dotted_name(e, src);
+    const std::vector<BindingSite>* sites = d ? m.bindings_of(*d, scope) : nullptr;
+    if (!sites || sites->empty()) return false;
+    for (const BindingSite& b : *sites)
+      if (b.arity > 1 || !is(unparenthesize(b.value), k.call) ||
+          m.classify_value(unparenthesize(b.value), scope) != ValueKind::Model)
+        return false;
+    return true;
   }
 
   // Tensor when every binding of `model` is a torch layer with one tensor output, a local

@@ -57,6 +57,17 @@ CallerVerdict CallerGradAnalysis::verdict(int function, std::vector<int>& visiti
   return v;
 }
 
+namespace {
+// Methods every nn.Module has, which a call on a module attribute means.
+bool is_module_method_name(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"eval", "train", "to", "cuda", "cpu", "half", "float", "double",
+                                                "bfloat16", "parameters", "named_parameters", "modules",
+                                                "children", "state_dict", "load_state_dict", "zero_grad",
+                                                "requires_grad_", "apply", "register_buffer"};
+  return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
+}
+}  // namespace
+
 CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& visiting) {
   const FunctionInfo& fn = ctx.model.functions()[function];
   bool method = fn.class_index >= 0;
@@ -80,8 +91,11 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
     const std::vector<int>* local = local_callees(ctx.model, call);
     bool proven = (local && std::find(local->begin(), local->end(), function) != local->end()) ||
                   (method && is(callee, k.attribute) && instance_of(field(callee, k.f_object), fn.class_index, call));
-    // `obj.infer(x)`: a method of this name, on an object whose class is not shown.
-    bool maybe = !proven && method && is(callee, k.attribute);
+    // `obj.infer(x)`: a method of this name, on an object whose class is not shown. Not when
+    // the name is one of nn.Module's own methods and this class is no module: then
+    // `self.embedder.eval()` is the module's mode switch (round 17: XLM's evaluators' `eval`).
+    bool maybe = !proven && method && is(callee, k.attribute) &&
+                 !(is_module_method_name(fn.name) && !ctx.model.classes()[fn.class_index].is_module);
     if (!proven && !maybe) return;
     ++calls;
     note( about + (no_grad_at(call) ? "no_grad" : "autograd on"), call);

@@ -295,6 +295,33 @@ struct Checker final : RuleCheck {
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
   }
 
+  // `model(data, mode='inference')` on a model whose class this file does not define (round
+  // 17: SPADE's Pix2PixModel runs that branch under no_grad in its own forward): a keyword
+  // whose string value names inference, evaluation, testing, prediction, generation or
+  // sampling. Returns the keyword argument, or null.
+  TSNode inference_mode_argument(TSNode call) const {
+    TSNode callee = field(call, k.f_function);
+    auto name = dotted_name(callee, ctx.source);
+    if (!name) return TSNode{};
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(*name, ctx.model.scope_enclosing(call));
+    if (sites)
+      for (const BindingSite& b : *sites)
+        if (TSNode v = unparenthesize(b.value); is(v, k.call) && ctx.model.class_named(ctx.model.callee_leaf(v)) >= 0)
+          return TSNode{};  // its forward is here to read
+    TSNode args = field(call, k.f_arguments);
+    TSNode found{};
+    if (!is_null(args))
+      for_each_named_child(args, [&](TSNode a) {
+        if (!is_null(found) || !is(a, k.keyword_argument)) return;
+        TSNode v = unparenthesize(field(a, k.f_value));
+        if (!is(v, k.string)) return;
+        std::string lowered = names::lower(text_of(v, ctx.source));
+        for (auto w : {"infer", "eval", "test", "predict", "generat", "sampl"})
+          if (lowered.find(w) != std::string::npos) found = a;
+      });
+    return found;
+  }
+
   // `y = net(Variable(torch.randn(1, 3, 32, 32)))`, or `x = torch.rand(2, 10)` then `net(x)`
   // (round 16: mixup-cifar10's `test()` beside each model class): every argument of the
   // forward is a torch factory whose sizes are integer literals, made in this routine. Returns
@@ -382,6 +409,8 @@ struct Checker final : RuleCheck {
     if (hands_out) f.severity = Severity::Note;
     TSNode volatile_input = volatile_variable_input(u, c.call);
     if (!is_null(volatile_input)) f.severity = Severity::Note;
+    TSNode mode_argument = inference_mode_argument(c.call);
+    if (!is_null(mode_argument) && f.severity == Severity::Error) f.severity = Severity::Warning;
     f.category = Category::CriticalOom;
     f.range = range_of(c.call);
     std::string call = quote_code(text_of(c.call, ctx.source));
@@ -412,6 +441,11 @@ struct Checker final : RuleCheck {
                               "backward through it (a training forward named like an evaluation): reported "
                               "as a note"});
     }
+    if (!is_null(mode_argument))
+      f.evidence.push_back({range_of(mode_argument),
+                            quote_code(text_of(mode_argument, ctx.source)) +
+                                " asks the model for an inference pass, which its forward (not in this file) may run "
+                                "under no_grad itself (weak step: at most a warning)"});
     if (!is_null(volatile_input)) {
       // torch.no_grad does not exist before 0.4: no fix for code written for those versions.
       f.evidence.push_back({range_of(volatile_input),
