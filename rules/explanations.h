@@ -54,8 +54,9 @@ Not flagged
   its function that outlives no training loop (freed when the call returns); holders a
   later backward reads (stacked RL objectives, summed losses backwarded after the loop,
   pipeline schedules that fetch held micro-batch losses, distributed autograd); chunked
-  losses whose accumulated total is returned to the caller to backward. Deciding this is a
-  reachability question over the whole file, not a syntax pattern.)";
+  losses whose accumulated total is returned to the caller to backward; loops in a class's
+  `__init__` (run once per object: a bounded number of values); test functions. Deciding
+  this is a reachability question over the whole file, not a syntax pattern.)";
 
 inline constexpr std::string_view kExplainTG002 = R"(Why it costs money
   With autograd on, every forward pass records a graph and keeps the activations a backward

@@ -159,6 +159,17 @@ class Check final : public RuleCheck {
     }
     int f = ctx.model.enclosing_function(st.scope);
     if (f >= 0 && ctx.model.is_test_function(f)) return;  // tests: retention costs nothing
+    // A constructor runs once per object, not once per step: a loop there stores a bounded
+    // number of values, whatever they are (round 18: ClassyVision's AnyNet summing
+    // `block.depth` of blocks a factory builds, taken for forward passes).
+    if (f >= 0 && ctx.model.functions()[f].class_index >= 0 && ctx.model.functions()[f].name == "__init__" &&
+        st.innermost_loop()) {
+      stay_silent("TG001", stored,
+                  "a constructor runs once per object: this loop stores a bounded number of values while "
+                  "the object is built, not one per training step",
+                  {{range_of(field(ctx.model.functions()[f].node, k.f_name)), "`__init__` builds the object"}});
+      return;
+    }
     const LoopFrame* loop = st.innermost_loop();
     found.push_back({kind, holder, std::move(method), stored, store, holder_node,
                      st.scope, region_of(st), loop != nullptr, loop ? loop->node : TSNode{}, TSNode{},
