@@ -240,7 +240,7 @@ class Check final : public RuleCheck {
     if (!is(value, k.call)) return false;
     auto q = ctx.model.qualified_callee(value);
     if (!q || q->starts_with("torch.")) return false;
-    std::string_view leaf = q->substr(q->rfind('.') == std::string_view::npos ? 0 : q->rfind('.') + 1);
+    std::string_view leaf = names::last_segment(*q);
     return !leaf.empty() && std::isupper(static_cast<unsigned char>(leaf[0])) && ctx.model.class_named(leaf) < 0;
   }
 

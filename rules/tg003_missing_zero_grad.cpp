@@ -140,11 +140,7 @@ struct Checker final : RuleCheck {
       if (std::find(names.begin(), names.end(), name) != names.end()) return TSNode{};
       names.push_back(name);
     }
-    // The stepped optimizer: `opt.step()` or `scaler.step(opt)`.
-    TSNode opt = ctx.model.callee_leaf(step) == "step" && !is_null(positional_arg(step, 0))
-                     ? positional_arg(step, 0)
-                     : field(field(step, k.f_function), k.f_object);
-    auto opt_name = dotted_name(opt, ctx.source);
+    auto opt_name = stepped_optimizer(step);
     if (!opt_name) return TSNode{};
     std::string_view loop_var = text_of(target, ctx.source);
     return optimizer_built_from(field(loop.node, k.f_body), *opt_name, loop_var);
@@ -158,10 +154,7 @@ struct Checker final : RuleCheck {
   std::optional<std::pair<TSNode, TSNode>> fresh_model_per_pass(const LoopFrame& loop, TSNode step,
                                                                 TSNode backward) const {
     if (is_null(step)) return std::nullopt;
-    TSNode opt = ctx.model.callee_leaf(step) == "step" && !is_null(positional_arg(step, 0))
-                     ? positional_arg(step, 0)
-                     : field(field(step, k.f_function), k.f_object);
-    auto opt_name = dotted_name(opt, ctx.source);
+    auto opt_name = stepped_optimizer(step);
     TSNode body = field(loop.node, k.f_body);
     if (!opt_name || is_null(body)) return std::nullopt;
     std::vector<TSNode> assignments;
@@ -198,6 +191,14 @@ struct Checker final : RuleCheck {
       return;
     if (s == k.assignment) out.push_back(n);
     for_each_named_child(n, [&](TSNode c) { collect_assignments(c, out); });
+  }
+
+  // The stepped optimizer's name: `opt.step()` or `scaler.step(opt)`.
+  std::optional<std::string> stepped_optimizer(TSNode step) const {
+    TSNode opt = ctx.model.callee_leaf(step) == "step" && !is_null(positional_arg(step, 0))
+                     ? positional_arg(step, 0)
+                     : field(field(step, k.f_function), k.f_object);
+    return dotted_name(opt, ctx.source);
   }
 
   // An assignment `name = ...loop_var...` in `n` (not in nested functions).

@@ -309,8 +309,7 @@ struct Checker final : RuleCheck {
     for (const BindingSite& b : *sites) {
       TSNode ctor = unparenthesize(b.value);
       auto q = is(ctor, k.call) ? ctx.model.qualified_callee(ctor) : std::nullopt;
-      std::string_view leaf = q ? q->substr(q->rfind('.') == std::string_view::npos ? 0 : q->rfind('.') + 1)
-                                : std::string_view{};
+      std::string_view leaf = q ? names::last_segment(*q) : std::string_view{};
       StepResponse here = std::find(kNormalisingOptimizers.begin(), kNormalisingOptimizers.end(), leaf) !=
                                   kNormalisingOptimizers.end()
                               ? StepResponse::Normalised
