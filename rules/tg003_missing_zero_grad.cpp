@@ -14,7 +14,8 @@
 // the reason recorded: backward receivers managed by Lightning / Fabric / distributed
 // autograd (also an RRef's `loss.backward(context_id)` inside `dist_autograd.context()`);
 // methods of a LightningModule (the trainer clears gradients); a loop over a literal tuple of
-// distinct models with a fresh optimizer per pass (TG003-NX08). `.main_grad` zeroed counts as
+// distinct models with a fresh optimizer per pass (TG003-NX08); a timed benchmark, a `range`
+// loop on inputs fixed before it between two clock reads (TG003-NX10). `.main_grad` zeroed counts as
 // clearing (fused weight-gradient accumulation, TG003-NX07).
 #include <algorithm>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/rule.h"
+#include "rules/timing.h"
 
 namespace preflight::rules {
 namespace {
@@ -70,6 +72,13 @@ struct Checker final : RuleCheck {
                          "on every pass, so no parameter receives a second backward",
                          {{range_of(fresh->first), quote_code(text_of(fresh->first, ctx.source)) + " builds the model on every pass"},
                           {range_of(fresh->second), quote_code(text_of(fresh->second, ctx.source)) + " builds the optimizer on every pass"}});
+    if (auto timed = timed_fixed_input_benchmark(*loop, n, st.scope); timed)
+      return stay_silent("TG003", n,
+                         "a timed benchmark: the loop runs a fixed number of steps on the same inputs between "
+                         "clock reads, so only the time (or memory) it takes is reported, which the summed "
+                         "gradients do not change",
+                         {{range_of(timed->first), quote_code(text_of(timed->first, ctx.source)) + " reads the clock before the loop"},
+                          {range_of(timed->second), quote_code(text_of(timed->second, ctx.source)) + " reads it again after"}});
     if (TSNode context = distributed_autograd_context(ctx.model, n); !is_null(context))
       return stay_silent("TG003", n, reason_for(FrameworkOwner{Framework::DistributedAutograd, OwnedBy::Binding, context}),
                          {{range_of(context), quote_code(text_of(context, ctx.source)) +
@@ -183,14 +192,91 @@ struct Checker final : RuleCheck {
     return std::nullopt;
   }
 
+  // `start = time.time(); for i in range(1000): out = layer(x); loss = ((gt - out) ** 2).mean();
+  // loss.backward(); opt.step()` then `time.time() - start` (round 19: Pyraformer's attention
+  // benchmarks): a `for` over `range(...)` whose loss is computed, through assignments in the
+  // loop, only from names bound before the loop, literals, operators, tensor methods and calls
+  // of models bound outside it (no data source, no loop variable), with a clock read in the
+  // same function before the loop and another after it. An overfit-one-batch demo without the
+  // clocks stays an error. Returns the two clock reads.
+  std::optional<std::pair<TSNode, TSNode>> timed_fixed_input_benchmark(const LoopFrame& loop, TSNode backward,
+                                                                       int scope) const {
+    if (!is(loop.node, k.for_statement)) return std::nullopt;
+    TSNode it = unparenthesize(field(loop.node, k.f_right));
+    if (!is(it, k.call) || ctx.model.callee_leaf(it) != "range") return std::nullopt;
+    int f = ctx.model.enclosing_function(scope);
+    if (f < 0) return std::nullopt;
+    TSNode before{}, after{};
+    ctx.model.for_each_call_in(field(ctx.model.functions()[f].node, k.f_body), [&](TSNode c) {
+      if (!is_clock_read(ctx.model, c)) return;
+      if (ts_node_end_byte(c) <= ts_node_start_byte(loop.node)) before = c;  // the last one before
+      else if (ts_node_start_byte(c) >= ts_node_end_byte(loop.node) && is_null(after)) after = c;
+    });
+    if (is_null(before) || is_null(after)) return std::nullopt;
+    std::vector<TSNode> assignments;
+    collect_assignments(field(loop.node, k.f_body), assignments);
+    TSNode loss = field(field(backward, k.f_function), k.f_object);
+    if (!fixed_input(loss, loop, assignments, scope, 0)) return std::nullopt;
+    return std::make_pair(before, after);
+  }
+
+  bool fixed_input(TSNode e, const LoopFrame& loop, const std::vector<TSNode>& assignments, int scope,
+                   int depth) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > 8) return false;
+    TSSymbol s = sym(e);
+    if (s == k.integer || s == k.float_ || s == k.string || s == k.true_ || s == k.false_ || s == k.none) return true;
+    if (s == k.identifier) {
+      std::string_view name = text_of(e, ctx.source);
+      if (mentions_name(field(loop.node, k.f_left), name)) return false;  // the loop variable
+      bool bound_here = false, fixed = true;
+      for (TSNode a : assignments) {
+        TSNode left = field(a, k.f_left);
+        if (!mentions_name(left, name)) continue;
+        if (!is(left, k.identifier) && !unpacks_name(left, name)) return false;  // stored through: not followed
+        bound_here = true;
+        fixed = fixed && fixed_input(field(a, k.f_right), loop, assignments, scope, depth + 1);
+      }
+      return bound_here ? fixed : true;  // bound before the loop: the same on every pass
+    }
+    if (s == k.binary_operator || s == k.unary_operator) {
+      bool all = true;
+      for_each_named_child(e, [&](TSNode c) { all = all && fixed_input(c, loop, assignments, scope, depth + 1); });
+      return all;
+    }
+    if (s != k.call) return false;
+    TSNode callee = field(e, k.f_function);
+    TSNode args = field(e, k.f_arguments);
+    bool all = true;
+    if (!is_null(args))
+      for_each_named_child(args, [&](TSNode a) {
+        if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+        if (!is(a, k.comment)) all = all && fixed_input(a, loop, assignments, scope, depth + 1);
+      });
+    if (!all) return false;
+    if (is(callee, k.identifier)) {  // a model bound outside the loop
+      std::string_view name = text_of(callee, ctx.source);
+      for (TSNode a : assignments)
+        if (mentions_name(field(a, k.f_left), name)) return false;
+      return ctx.model.is_model(name, scope);
+    }
+    if (is(callee, k.attribute)) {  // a tensor method of a fixed value (`.mean()`, `.sum()`)
+      TSNode recv = field(callee, k.f_object);
+      if (auto q = ctx.model.qualified_callee(e); q && q->starts_with("torch."))
+        return true;  // `torch.mean(...)`, `F.mse_loss(...)` over fixed arguments (imports resolved)
+      return fixed_input(recv, loop, assignments, scope, depth + 1);
+    }
+    return false;
+  }
+
   // Assignments in `n`, outside nested functions, classes and loops.
-  void collect_assignments(TSNode n, std::vector<TSNode>& out) const {
+  void collect_assignments(TSNode n, std::vector<TSNode>& found) const {
     TSSymbol s = sym(n);
     if (s == k.function_definition || s == k.class_definition || s == k.lambda || s == k.for_statement ||
         s == k.while_statement)
       return;
-    if (s == k.assignment) out.push_back(n);
-    for_each_named_child(n, [&](TSNode c) { collect_assignments(c, out); });
+    if (s == k.assignment) found.push_back(n);
+    for_each_named_child(n, [&](TSNode c) { collect_assignments(c, found); });
   }
 
   // The stepped optimizer's name: `opt.step()` or `scaler.step(opt)`.
@@ -212,6 +298,14 @@ struct Checker final : RuleCheck {
     for_each_named_child(n, [&](TSNode c) {
       if (is_null(found)) found = optimizer_built_from(c, name, loop_var);
     });
+    return found;
+  }
+
+  // `result, _ = ...`: `name` is one of the plain names the pattern unpacks into.
+  bool unpacks_name(TSNode left, std::string_view name) const {
+    if (!is(left, k.pattern_list) && !is(left, k.tuple_pattern)) return false;
+    bool found = false;
+    for_each_named_child(left, [&](TSNode c) { found = found || (is(c, k.identifier) && text_of(c, ctx.source) == name); });
     return found;
   }
 

@@ -15,10 +15,13 @@
 // helpers' returns; `DataLoader` names bound to something other than torch's; a local
 // dataset whose `__getitem__` calls nothing and indexes no stored collection (it loads
 // nothing: DreamBooth's PromptDataset), or returns every item already moved to the device
-// (`return seq.cuda()`), reported as a silence.
+// (`return seq.cuda()`), reported as a silence. The pin_memory note is silent, with the reason
+// recorded, for an evaluation loader: bound to a name whose every loop in its function runs no
+// backward and that no other call receives (TG004-NX21).
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "analysis/torch_facts.h"
 #include "rules/rule.h"
@@ -217,8 +220,62 @@ struct Checker final : RuleCheck {
     else if (is(workers.value, k.integer) && text_of(workers.value, ctx.source) == "0")
       out.push_back(workers_finding(c.call, workers.value));
     Argument pin = argument(c.call, "pin_memory", kPinMemoryPosition);
-    if (!pin.hidden && is_null(pin.value)) out.push_back(pin_finding(c.call, {}));
-    else if (is(pin.value, k.false_)) out.push_back(pin_finding(c.call, pin.value));
+    if (!(!pin.hidden && is_null(pin.value)) && !is(pin.value, k.false_)) return;
+    if (std::vector<TSNode> loops = evaluation_loops(c); !loops.empty()) {
+      std::vector<EvidenceStep> ev;
+      for (TSNode loop : loops)
+        ev.push_back({range_of(field(loop, k.f_right)), quote_code(text_of(field(loop, k.f_right), ctx.source)) +
+                                                             " is iterated by a loop that never runs a backward"});
+      stay_silent("TG004", c.call,
+                  "an evaluation loader: every loop over it runs forward passes only, so no training step waits "
+                  "on its copies (the pin_memory note is for loaders that feed training)",
+                  std::move(ev));
+      return;
+    }
+    out.push_back(pin_finding(c.call, is(pin.value, k.false_) ? pin.value : TSNode{}));
+  }
+
+  // `eval_loader = DataLoader(...)` then `for batch in tqdm(eval_loader):` in the same function
+  // (round 19: BERT-NER's evaluate / predict, nested-UNet's val.py): the loader is bound to a
+  // plain name, every `for` over that name in the binding's function (through enumerate /
+  // tqdm / zip) runs no backward, directly or in a helper of this file it calls, and the name
+  // is not handed to any other call (a helper that trains on it). Returns the loops, or none
+  // when the loader may feed training.
+  std::vector<TSNode> evaluation_loops(const Candidate& c) const {
+    TSNode assignment = ts_node_parent(c.call);
+    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), c.call)) return {};
+    TSNode target = field(assignment, k.f_left);
+    if (!is(target, k.identifier)) return {};
+    std::string_view name = text_of(target, ctx.source);
+    int f = ctx.model.enclosing_function(c.scope);
+    if (f < 0) return {};
+    std::vector<TSNode> loops;
+    bool feeds_other = false;
+    collect_uses(field(ctx.model.functions()[f].node, k.f_body), name, loops, feeds_other);
+    if (feeds_other || loops.empty()) return {};
+    for (TSNode loop : loops)
+      if (runs_backward(ctx.model, field(loop, k.f_body))) return {};
+    return loops;
+  }
+
+  // The `for` loops iterating `name` (through wrappers) and whether `name` is passed to any
+  // other call as an argument (`len(name)` and the loops' own wrappers excepted).
+  void collect_uses(TSNode n, std::string_view name, std::vector<TSNode>& loops, bool& feeds_other) const {
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    if (s == k.for_statement) {
+      for (TSNode it : unwrap_iterables(field(n, k.f_right), ctx.source))
+        if (is(it, k.identifier) && text_of(it, ctx.source) == name) {
+          loops.push_back(n);
+          collect_uses(field(n, k.f_body), name, loops, feeds_other);
+          return;
+        }
+    }
+    if (s == k.argument_list && ctx.model.callee_leaf(ts_node_parent(n)) != "len")
+      for_each_named_child(n, [&](TSNode a) {
+        if (is(a, k.identifier) && text_of(a, ctx.source) == name) feeds_other = true;
+      });
+    for_each_named_child(n, [&](TSNode ch) { collect_uses(ch, name, loops, feeds_other); });
   }
 
   Finding base_finding(TSNode call) const {

@@ -17,7 +17,10 @@
 // anything unresolved (a parameter model, an imported class, a forward returning a name) keeps
 // the rule quiet, as before.
 // Model layer: an `nn.Sequential` ending in `nn.Sigmoid()` in a file that uses the
-// with-logits loss.
+// with-logits loss. When the Sequential is built in a module class of this file that another
+// module class of this file holds as a part (`self.cond = AttentionLayer(...)`) and the loss is
+// not in that class, its output is an intermediate whose way to the loss was not followed
+// (attention weights, a gate): a note that names the holder.
 // Exempt: criteria whose binding cannot be seen; inputs squashed by sigmoid, softmax or a
 // clamp anywhere on their chain; models defined in this file whose body applies one;
 // parameters (their values cannot be seen); constructors (`nn.BCELoss(weight)`).
@@ -65,7 +68,11 @@ struct Checker final : RuleCheck {
   CallableBinding binding{ctx.model};  // what callees are bound to
   const Kinds& k = kinds();
   std::vector<Finding> out;
-  std::vector<TSNode> layer_heads;  // nn.Sigmoid() ending an nn.Sequential
+  struct LayerHead {
+    TSNode head{};        // nn.Sigmoid() ending an nn.Sequential
+    int class_index = -1;  // the class whose method builds it
+  };
+  std::vector<LayerHead> layer_heads;
   TSNode logits_use{};              // first with-logits loss mention, for the layer case
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
@@ -74,7 +81,7 @@ struct Checker final : RuleCheck {
 
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call)) return;
-    note_layer_case(n);
+    note_layer_case(n, st.scope);
     LossCall loss{n};
     loss.kind = loss_kind(n, st.scope, &loss.criterion);
     if (loss.kind == LossKind::None) return;
@@ -88,11 +95,18 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG006 with-logits loss", logits_use);
     if (TSNode module = squashing_module(); !is_null(module))
       note_context(facts, "TG006 squashing module", field(module, k.f_name));
+    // A layer finding reads the class that holds its Sequential's class as a part, which names
+    // it, not the other way round: both sites stay in every slice while they decide a finding.
+    if (is_null(logits_use)) return;
+    for (const LayerHead& h : layer_heads) {
+      note_context(facts, "TG006 sigmoid layer", h.head);
+      note_context(facts, "TG006 sigmoid layer's holder", part_holder(h.class_index));
+    }
   }
 
   void finish(std::vector<Finding>& sink) override {
     if (!is_null(logits_use))
-      for (TSNode head : layer_heads) out.push_back(layer_finding(head));
+      for (const LayerHead& h : layer_heads) out.push_back(layer_finding(h));
     for (Finding& f : out) sink.push_back(std::move(f));
   }
 
@@ -509,7 +523,7 @@ struct Checker final : RuleCheck {
 
   // --- model layer -----------------------------------------------------------------------
 
-  void note_layer_case(TSNode call) {
+  void note_layer_case(TSNode call, int scope) {
     if (kind_of_loss(ctx.model.callee_leaf(call)) == LossKind::WithLogits && is_null(logits_use))
       logits_use = call;
     auto q = ctx.model.qualified_callee(call);
@@ -517,23 +531,60 @@ struct Checker final : RuleCheck {
     TSNode last{};
     for (unsigned i = 0; !is_null(positional_arg(call, i)); ++i) last = positional_arg(call, i);
     last = unparenthesize(last);
-    if (is(last, k.call) && ctx.model.callee_leaf(last) == "Sigmoid") layer_heads.push_back(last);
+    if (is(last, k.call) && ctx.model.callee_leaf(last) == "Sigmoid")
+      layer_heads.push_back({last, ctx.model.enclosing_class(scope)});
   }
 
-  Finding layer_finding(TSNode head) const {
+  // The value of a `self.<attr> = ...` in another module class of this file that calls class
+  // `class_index` (directly or inside it: `nn.ModuleList([Part() for _ in ...])`), or null.
+  TSNode part_holder(int class_index) const {
+    if (class_index < 0) return TSNode{};
+    const auto& classes = ctx.model.classes();
+    const ClassInfo& part = classes[static_cast<size_t>(class_index)];
+    if (!part.is_module) return TSNode{};
+    TSNode first{};
+    for (size_t c = 0; c < classes.size(); ++c) {
+      if (static_cast<int>(c) == class_index || !classes[c].is_module) continue;
+      for (const auto& attr_sites : classes[c].self_bindings)
+        for (const BindingSite& site : attr_sites.second) {
+          if (is_null(site.value)) continue;
+          bool calls_part = false;
+          ctx.model.for_each_call_in(site.value, [&](TSNode call) {
+            if (ctx.model.callee_leaf(call) == part.name && is(ctx.model.callee_of(call), k.identifier)) calls_part = true;
+          });
+          if (calls_part && (is_null(first) || ts_node_start_byte(site.value) < ts_node_start_byte(first)))
+            first = site.value;
+        }
+    }
+    return first;
+  }
+
+  Finding layer_finding(const LayerHead& h) const {
     Finding f;
     f.code = "TG006";
     f.severity = Severity::Warning;
     f.category = Category::ConvergenceBug;
-    f.range = range_of(head);
-    f.message = "The model's last layer " + quote_code(text(head)) + " squashes its output, and "
+    f.range = range_of(h.head);
+    f.message = "The model's last layer " + quote_code(text(h.head)) + " squashes its output, and "
                 "this file trains with the with-logits loss, which applies a sigmoid again: "
                 "predictions are confined to a narrow band and the gradient weakens.";
     f.hint = "Remove the final `nn.Sigmoid()` so `forward` returns raw scores; apply the sigmoid "
              "only for reporting.";
-    f.evidence.push_back({range_of(head), quote_code(text(head)) + " is the last layer of this `nn.Sequential`"});
+    f.evidence.push_back({range_of(h.head), quote_code(text(h.head)) + " is the last layer of this `nn.Sequential`"});
     f.evidence.push_back({range_of(logits_use), quote_code(text(logits_use)) +
                                                     " is the with-logits loss used in this file"});
+    TSNode holder = part_holder(h.class_index);
+    if (!is_null(holder) && ctx.model.enclosing_class(ctx.model.scope_enclosing(logits_use)) != h.class_index) {
+      const std::string& part = ctx.model.classes()[static_cast<size_t>(h.class_index)].name;
+      f.severity = Severity::Note;
+      f.message = "A Sequential of " + quote_code(part) + " ends in " + quote_code(text(h.head)) +
+                  ", and this file trains with the with-logits loss; " + quote_code(part) +
+                  " is a part of another module, so its output may be an intermediate (attention "
+                  "weights, a gate) that never reaches the loss.";
+      f.evidence.push_back({range_of(holder), quote_code(text(holder)) + " holds " + quote_code(part) +
+                                                  " as a part of another module: whether its output "
+                                                  "reaches the loss was not followed (a note, not a warning)"});
+    }
     return f;
   }
 };

@@ -23,12 +23,16 @@
 // A loop that reads the CUDA allocator's statistics measures memory: silent too (TG007-NX24).
 // Also silent, with the reason recorded: a loop that backwards in a routine that never steps
 // an optimizer (no call whose leaf ends in `step`): it measures gradients or their time, it
-// does not train (TG007-NX22).
+// does not train (TG007-NX22). Silent too: the action of an environment rollout,
+// `obs, reward, done, info = envs.step(action.cpu().numpy())`, a step unpacked into three or
+// more values whose receiver is neither an optimizer nor a scheduler: the host runs the
+// environment and needs the value every pass (TG007-NX25).
 #include <algorithm>
 #include <unordered_map>
 
 #include "analysis/names.h"
 #include "rules/rule.h"
+#include "rules/timing.h"
 
 namespace preflight::rules {
 namespace {
@@ -38,10 +42,6 @@ using namespace preflight::analysis;
 constexpr std::string_view kSyncMethods[] = {"item", "cpu", "numpy", "tolist"};
 constexpr std::string_view kTensorChain[] = {"detach", "clone",  "float", "half", "squeeze", "view", "reshape",
                                              "argmax", "sum",    "mean",  "softmax", "sigmoid", "max", "min"};
-// Clocks a benchmark reads around the work it times (qualified through the imports).
-constexpr std::string_view kClocks[] = {"time.time",         "time.perf_counter",    "time.monotonic",
-                                        "time.process_time", "time.time_ns",         "time.perf_counter_ns",
-                                        "time.monotonic_ns", "timeit.default_timer"};
 constexpr std::string_view kTensorish[] = {"pred", "logit", "output", "out", "target", "label", "score", "prob", "loss"};
 
 template <size_t N>
@@ -256,7 +256,7 @@ struct Checker final : RuleCheck {
     for (TSNode region : regions) {
       TSNode found{};
       ctx.model.for_each_call_in(region, [&](TSNode c) {
-        if (is_null(found) && timing_call(c, st.scope, why)) found = c;
+        if (is_null(found) && is_timing_call(ctx.model, c, st.scope, ctx.source, why)) found = c;
       });
       if (!is_null(found)) return found;
     }
@@ -291,51 +291,6 @@ struct Checker final : RuleCheck {
     return found;
   }
 
-  bool timing_call(TSNode c, int scope, std::string& why) const {
-    auto q = ctx.model.qualified_callee(c);
-    if (!q) return false;
-    std::string quoted = quote_code(text_of(c, ctx.source));
-    if (in(kClocks, *q) || q->starts_with("timeit.")) {
-      why = quoted + " reads a clock in this loop";
-      return true;
-    }
-    if (q->starts_with("torch.utils.benchmark.")) {
-      why = quoted + " measures with torch.utils.benchmark";
-      return true;
-    }
-    if (q->ends_with("cuda.Event") && has_literal_true_keyword(c, "enable_timing", ctx.source)) {
-      why = quoted + " creates a CUDA timing event";
-      return true;
-    }
-    std::string_view leaf = ctx.model.callee_leaf(c);
-    TSNode callee = ctx.model.callee_of(c);
-    if ((leaf == "record" || leaf == "elapsed_time") && is(callee, k.attribute) &&
-        is_cuda_event(field(callee, k.f_object), scope)) {
-      why = quoted + (leaf == "record" ? " records a CUDA timing event" : " reads a CUDA event timer");
-      return true;
-    }
-    return false;
-  }
-
-  // `start.record()` with `start = torch.cuda.Event(enable_timing=True)` (or a list of them).
-  bool is_cuda_event(TSNode recv, int scope) const {
-    recv = unparenthesize(recv);
-    while (is(recv, k.subscript)) recv = unparenthesize(field(recv, k.f_value));
-    auto d = dotted_name(recv, ctx.source);
-    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(*d, scope) : nullptr;
-    if (!sites) return false;
-    for (const BindingSite& b : *sites) {
-      if (is_null(b.value)) continue;
-      bool event = false;
-      ctx.model.for_each_call_in(b.value, [&](TSNode v) {
-        auto q = ctx.model.qualified_callee(v);
-        event = event || (q && q->ends_with("cuda.Event"));
-      });
-      if (event) return true;
-    }
-    return false;
-  }
-
   // `if profile:` / `if not args.fast:` / `if step % k == 0:` between the call and its loop.
   bool guarded_as_timing(TSNode call) const {
     for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
@@ -364,6 +319,12 @@ struct Checker final : RuleCheck {
     TSNode recv = unparenthesize(field(field(call, k.f_function), k.f_object));
     std::string why = device_tensor_reason(recv, *it, st.scope);
     if (why.empty()) return;
+    if (TSNode env_step = environment_step_taking(call, st.scope); !is_null(env_step))
+      return stay_silent("TG007", call,
+                         "an environment rollout: the value is the action handed to the environment's `step()`, "
+                         "which runs on the host, so it must reach the host on every pass",
+                         {{range_of(env_step), quote_code(text_of(env_step, ctx.source)) +
+                                                   " takes the host value and returns observation, reward and done, as an environment does"}});
     std::string m(text_of(field(field(call, k.f_function), k.f_attribute), ctx.source));
     auto d = dotted_name(recv, ctx.source);
     Finding f = base_finding(call);
@@ -377,6 +338,38 @@ struct Checker final : RuleCheck {
                                                       " is iterated element by element"});
     add_training_step(f, train);
     out.push_back(std::move(f));
+  }
+
+  // `obs, reward, done, info = envs.step(action.cpu().numpy())` (round 19: an A2C rollout):
+  // the synced value, through further host conversions and indexing, is an argument of a
+  // `R.step(...)` whose result is unpacked into three or more names (Gym's API) and whose
+  // receiver is bound to neither an optimizer nor a scheduler. Returns that call, or null.
+  TSNode environment_step_taking(TSNode sync, int scope) const {
+    TSNode v = sync;
+    for (TSNode p = ts_node_parent(v); !is_null(p); v = p, p = ts_node_parent(p)) {
+      TSSymbol s = sym(p);
+      if (s == k.attribute || s == k.subscript || s == k.parenthesized_expression) continue;
+      if (s == k.call && ts_node_eq(field(p, k.f_function), v)) continue;  // `.numpy()` on it
+      if (s == k.keyword_argument) continue;
+      if (s != k.argument_list) return TSNode{};
+      TSNode consumer = ts_node_parent(p);
+      TSNode callee = field(consumer, k.f_function);
+      if (ctx.model.callee_leaf(consumer) != "step" || !is(callee, k.attribute)) return TSNode{};
+      auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+      if (!recv) return TSNode{};
+      ValueKind kind = ctx.model.kind_of(*recv, scope);
+      if (kind == ValueKind::Optimizer || kind == ValueKind::Scheduler || ctx.model.is_optimizer(*recv, scope))
+        return TSNode{};
+      // Gym's shape: `obs, reward, done, info = env.step(a)`; an optimizer's or a scheduler's
+      // step returns at most one value.
+      TSNode assignment = ts_node_parent(consumer);
+      if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), consumer)) return TSNode{};
+      TSNode left = field(assignment, k.f_left);
+      if ((!is(left, k.pattern_list) && !is(left, k.tuple_pattern)) || ts_node_named_child_count(left) < 3)
+        return TSNode{};
+      return consumer;
+    }
+    return TSNode{};
   }
 
   // Innermost comprehension around the call (up to its loop), else the innermost loop when
