@@ -208,7 +208,7 @@ struct ModuleModel::Builder {
     // A JAX / Flax program imports transformers too (its Flax models), and runs no torch.
     if (first == "jax" || first == "flax" || first == "optax") m.jax_import_ = true;
     static constexpr std::string_view kOtherFrameworks[] = {
-        "mxnet", "tensorflow", "keras", "paddle", "mindspore", "oneflow", "jittor", "chainer"};
+        "mxnet", "tensorflow", "keras", "paddle", "mindspore", "oneflow", "jittor", "chainer", "mlx"};
     for (auto f : kOtherFrameworks)
       if (first == f) m.other_framework_import_ = true;
   }

@@ -1163,6 +1163,15 @@ struct Provenance::Interpreter {
   Value loss_call(TSNode call, const Value& args, std::string weak = {}) {
     if (args.graph == Graph::Free && ts_node_named_child_count(field(call, k.f_arguments)) > 0)
       return Value::free(Type::Tensor);  // a loss of values that carry no graph has none either
+    // A criterion (known by its binding) differentiates through its prediction: with the
+    // prediction shown graph-free and no other argument shown to carry a graph (a target read
+    // from data is unknown, not a graph), the loss has none (round 20: a perplexity loop whose
+    // logits come from a forward under no_grad).
+    if (weak.empty() && !args.has_graph()) {
+      TSNode prediction = positional_arg(call, 0);
+      if (is_null(prediction)) prediction = keyword_arg(call, "input", src);
+      if (!is_null(prediction) && eval(prediction).graph == Graph::Free) return Value::free(Type::Tensor);
+    }
     Value v = graph_from(call, code(text_of(call, src)) + " computes a loss" + weak,
                          args.has_graph() ? args.why : nullptr);
     if (!weak.empty()) v.weak = v.why;

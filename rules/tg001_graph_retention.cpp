@@ -24,6 +24,7 @@
 // under no_grad: silent), rules/caller_grad.h. `.detach()` is a safe fix only on a
 // proven tensor whose stored copy no caller can still need; otherwise it is offered unsafe.
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <array>
 #include <unordered_set>
@@ -428,6 +429,37 @@ bool walks_entries(const RuleContext& ctx, TSNode loop) {
   return is(loop, kinds().for_statement) && bounded_by_entries(ctx, field(loop, kinds().f_right));
 }
 
+// The loops a holder outlives make no graph of their own: every value in them that carries a
+// graph is a name, a container display, or an index / slice of one (`img_gen[i]`,
+// `noise[i : i + 1]`), so each pass stores views into graphs made before the loops, which exist
+// once however many passes run (round 17: style-based-gan's projector saving each input's
+// image, latent and noise after the optimisation). The first view, or null when the loops
+// compute anything that carries a graph (a forward, arithmetic, a call) or there are none.
+TSNode views_only(const RuleContext& ctx, const Candidate& c) {
+  if (c.outlived.empty()) return TSNode{};
+  const Kinds& k = kinds();
+  TSNode first_view{};
+  bool computes = false;
+  std::function<void(TSNode)> walk = [&](TSNode n) {
+    if (computes) return;
+    TSSymbol s = sym(n);
+    if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
+    const Value* v = ctx.provenance.value_of(n);
+    if (v && v->has_graph()) {
+      if (s == k.subscript) {
+        if (is_null(first_view)) first_view = n;
+      } else if (s != k.identifier && s != k.dictionary && s != k.list && s != k.tuple && s != k.pair &&
+                 s != k.parenthesized_expression && s != k.expression_list && s != k.pattern_list) {
+        computes = true;
+        return;
+      }
+    }
+    for_each_named_child(n, walk);
+  };
+  walk(field(c.outlived.front(), k.f_body));
+  return computes ? TSNode{} : first_view;
+}
+
 // A holder local to its function that outlives only loops over entries (none of which trains):
 // one value per entry per call, dropped or replaced by the next call (TG001-NX36). Its owner,
 // or null.
@@ -801,6 +833,14 @@ void Check::finish(std::vector<Finding>& out) {
                   "within one optimizer step: `" + c.holder + "` is local to `" + function_at(ctx, c.scope)->name +
                       "` and no loop it outlives steps an optimizer, so it collects one step's micro-batches "
                       "(their graphs already consumed) and dies with the call");
+      continue;
+    }
+    if (TSNode view = consumed ? TSNode{} : views_only(ctx, c); !is_null(view)) {
+      stay_silent("TG001", c.stored,
+                  "views of graphs made before the loop: every value in the loops `" + c.holder +
+                      "` outlives that carries a graph is an index or slice of a tensor made before them, so "
+                      "each pass stores a view into a graph that exists once, not a new graph",
+                  {{range_of(view), quote_code(text_of(view, ctx.source)) + " indexes a tensor made before the loop"}});
       continue;
     }
     const CallerVerdict* callers = nullptr;

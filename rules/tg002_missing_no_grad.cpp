@@ -17,7 +17,10 @@
 // with `autograd.grad` (influence scores, TG002-NX24); Lightning's
 // validation/test/predict hooks inside a LightningModule. Silent, with the reason recorded:
 // a routine every caller of which runs it under no_grad; a forward whose result is
-// discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once.
+// discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once; a
+// forward of a model whose every parameter the routine froze before it (`requires_grad =
+// False` over its parameters, `requires_grad_(False)`), on inputs not shown to carry a graph
+// (TG002-NX35).
 // The decorator fix is safe only when no graph can leave the routine (its return value is
 // shown graph-free and it stores nothing on an object) and the file is not a test module (a
 // test may exercise autograd on purpose, TG002-NX29); otherwise it is offered as unsafe.
@@ -157,7 +160,7 @@ struct Checker final : RuleCheck {
     TSNode loop_iterable = eval_loop_iterable(st);
     bool eval_named = unit.function >= 0 &&
                       names::is_evaluation_function_name(ctx.model.functions()[unit.function].name);
-    TSNode eval_call = eval_mode_of(unit, *model_name);
+    TSNode eval_call = eval_mode_of(unit, *model_name, call);
     if (eval_named || !is_null(eval_call) || !is_null(loop_iterable))
       unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call)});
   }
@@ -178,10 +181,37 @@ struct Checker final : RuleCheck {
     return !is_null(p) && is(p, k.expression_statement);
   }
 
-  static TSNode eval_mode_of(const Unit& unit, const std::string& model_name) {
-    for (const EvalMode& m : unit.eval_modes)
-      if (same_model(m.receiver, model_name)) return m.call;
+  // The `m.eval()` that may be in force at `forward`. A switch inside a branch the forward is
+  // not in, and that branch ends by leaving (`if args.test: model.eval(); ...; quit()` before
+  // the training loop, round 20: PlaNet), never reaches the forward.
+  TSNode eval_mode_of(const Unit& unit, const std::string& model_name, TSNode forward) const {
+    for (const EvalMode& m : unit.eval_modes) {
+      if (!same_model(m.receiver, model_name)) continue;
+      TSNode block = ts_node_parent(m.call);
+      while (!is_null(block) && !is(block, k.block) && !is(block, k.module)) block = ts_node_parent(block);
+      bool encloses = !is_null(block) && ts_node_start_byte(forward) >= ts_node_start_byte(block) &&
+                      ts_node_end_byte(forward) <= ts_node_end_byte(block);
+      if (!encloses && ends_by_leaving(block)) continue;
+      return m.call;
+    }
     return TSNode{};
+  }
+
+  // The block's last statement returns, raises, breaks, continues or exits the process.
+  bool ends_by_leaving(TSNode block) const {
+    if (is_null(block) || !is(block, k.block)) return false;
+    uint32_t n = ts_node_named_child_count(block);
+    if (n == 0) return false;
+    TSNode last = ts_node_named_child(block, n - 1);
+    std::string_view type = ts_node_type(last);
+    if (is(last, k.return_statement) || type == "raise_statement" || type == "break_statement" ||
+        type == "continue_statement")
+      return true;
+    if (!is(last, k.expression_statement)) return false;
+    TSNode e = ts_node_named_child(last, 0);
+    if (!is(e, k.call)) return false;
+    std::string_view leaf = ctx.model.callee_leaf(e);
+    return leaf == "quit" || leaf == "exit" || leaf == "_exit";
   }
 
   // The dotted iterable of an enclosing loop that looks like an evaluation loader, seen
@@ -207,6 +237,14 @@ struct Checker final : RuleCheck {
     // influence scores over test instances).
     if (fresh) it->second = contains_call(loop, "backward", ctx.source) || contains_call(loop, "grad", ctx.source);
     return it->second;
+  }
+
+  // At module level: the loop around the forward runs a backward (a script's training loop,
+  // round 20: PlaNet); a module's other forwards are judged as before.
+  bool trains_around(TSNode forward) const {
+    for (TSNode p = ts_node_parent(forward); !is_null(p); p = ts_node_parent(p))
+      if (is(p, k.for_statement) || is(p, k.while_statement)) return loop_backwards(p);
+    return false;
   }
 
   bool unit_backwards(const Unit& u) const {
@@ -235,7 +273,7 @@ struct Checker final : RuleCheck {
     const Candidate* kept = nullptr;
     const Candidate* warm_up = nullptr;
     for (const Candidate& c : u.candidates) {
-      if (backwards && is_null(c.eval_loop_iterable)) continue;
+      if ((backwards || (u.function < 0 && trains_around(c.call))) && is_null(c.eval_loop_iterable)) continue;
       if (c.discarded) {
         if (!warm_up) warm_up = &c;
         continue;
@@ -258,6 +296,13 @@ struct Checker final : RuleCheck {
                   "autograd is switched by mode: the forward runs under a context chosen from a table that "
                   "maps evaluation to no_grad / inference_mode",
                   {{range_of(mode_switch), quote_code(text_of(mode_switch, ctx.source)) + " selects the context"}});
+      return;
+    }
+    if (TSNode freeze = frozen_before(kept->call, kept->model_name, u); !is_null(freeze)) {
+      stay_silent("TG002", kept->call,
+                  "every parameter of `" + kept->model_name + "` is frozen before the forward and its inputs "
+                  "carry no graph, so autograd records nothing",
+                  {{range_of(freeze), quote_code(text_of(freeze, ctx.source)) + " freezes the parameters"}});
       return;
     }
     if (TSNode input = literal_shaped_input(kept->call, u); !is_null(input)) {
@@ -293,6 +338,64 @@ struct Checker final : RuleCheck {
     }
     out.push_back(make_finding(u, *kept, backwards, callers));
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
+  }
+
+  // `for k, v in model.named_parameters(): v.requires_grad = False` (or `p.requires_grad_(False)`
+  // over `model.parameters()`, or `model.requires_grad_(False)`) earlier in the routine than the
+  // forward, on the model the forward calls, with no argument of the forward shown to carry a
+  // graph (round 20: KAIR's test scripts freeze the restoration network after `eval()`).
+  // Returns the freezing statement, or null.
+  TSNode frozen_before(TSNode forward, const std::string& model, const Unit& u) const {
+    if (model.empty()) return TSNode{};
+    TSNode args = field(forward, k.f_arguments);
+    bool graph_input = false;
+    if (!is_null(args))
+      for_each_named_child(args, [&](TSNode a) {
+        if (const Value* v = ctx.provenance.value_of(a); v && v->has_graph()) graph_input = true;
+      });
+    if (graph_input) return TSNode{};
+    TSNode body = u.function >= 0 ? ctx.model.functions()[u.function].node : ctx.root;
+    TSNode found{};
+    ctx.model.for_each_call_in(body, [&](TSNode c) {
+      if (!is_null(found) || ts_node_start_byte(c) >= ts_node_start_byte(forward)) return;
+      TSNode callee = field(c, k.f_function);
+      if (!is(callee, k.attribute)) return;
+      auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+      std::string_view leaf = ctx.model.callee_leaf(c);
+      if (recv && *recv == model && leaf == "requires_grad_" && is(positional_arg(c, 0), k.false_)) {
+        found = c;
+        return;
+      }
+      if (!recv || *recv != model || (leaf != "parameters" && leaf != "named_parameters")) return;
+      TSNode loop = ts_node_parent(c);
+      if (!is(loop, k.for_statement) || !ts_node_eq(field(loop, k.f_right), c)) return;
+      TSNode target = field(loop, k.f_left);
+      if (is(target, k.pattern_list) || is(target, k.tuple_pattern))
+        target = ts_node_named_child(target, ts_node_named_child_count(target) - 1);
+      if (!is(target, k.identifier)) return;
+      if (freezes(field(loop, k.f_body), text_of(target, ctx.source))) found = loop;
+    });
+    return found;
+  }
+
+  // `p.requires_grad = False` or `p.requires_grad_(False)` as a statement of `body` (not under
+  // a condition).
+  bool freezes(TSNode body, std::string_view p) const {
+    bool found = false;
+    for_each_named_child(body, [&](TSNode st) {
+      if (found || !is(st, k.expression_statement)) return;
+      TSNode e = ts_node_named_child(st, 0);
+      if (is(e, k.assignment)) {
+        TSNode left = field(e, k.f_left);
+        found = is(left, k.attribute) && text_of(field(left, k.f_attribute), ctx.source) == "requires_grad" &&
+                text_of(field(left, k.f_object), ctx.source) == p && is(field(e, k.f_right), k.false_);
+      } else if (is(e, k.call)) {
+        TSNode callee = field(e, k.f_function);
+        found = is(callee, k.attribute) && text_of(field(callee, k.f_attribute), ctx.source) == "requires_grad_" &&
+                text_of(field(callee, k.f_object), ctx.source) == p && is(positional_arg(e, 0), k.false_);
+      }
+    });
+    return found;
   }
 
   // `model(data, mode='inference')` on a model whose class this file does not define (round
@@ -527,9 +630,10 @@ struct Checker final : RuleCheck {
     return false;
   }
 
-  // `Variable(x, volatile=True)` as an argument of the forward, or bound to a name that is one
-  // (round 11: bearpaw's classifiers, round 13: pytorch-beginner): code written for PyTorch
-  // before 0.4, where that was the no-grad mechanism (TG002-NX26).
+  // `Variable(x, volatile=True)` as an argument of the forward, bound to a name that is one
+  // (round 11: bearpaw's classifiers, round 13: pytorch-beginner), or made anywhere in the
+  // routine before the forward: code written for PyTorch before 0.4, where that was the
+  // no-grad mechanism (TG002-NX26).
   TSNode volatile_variable_input(const Unit& u, TSNode forward) const {
     int scope = u.function >= 0 ? ctx.model.functions()[u.function].scope : 0;
     auto is_volatile = [&](TSNode v) {
@@ -546,6 +650,13 @@ struct Checker final : RuleCheck {
           for (const BindingSite& b : *sites)
             if (!is_null(b.value) && b.position < 0 && is_volatile(b.value)) found = b.value;
     });
+    // `inputs = Variable(inputs, volatile=True).cuda()`, `forward(input_var, model)` (round 20:
+    // a segmentation repository's validate(), deepcluster's eval_linear): any volatile Variable
+    // the routine makes before the forward shows it was written for that mechanism.
+    if (is_null(found) && u.function >= 0)
+      ctx.model.for_each_call_in(ctx.model.functions()[u.function].node, [&](TSNode v) {
+        if (is_null(found) && ts_node_start_byte(v) < ts_node_start_byte(forward) && is_volatile(v)) found = v;
+      });
     return found;
   }
 

@@ -568,9 +568,13 @@ struct Checker final : RuleCheck {
       case Shape::BatchFactory:
       case Shape::RandomFactory:
         f.message = c + " builds `torch." + what + "(...)` in host memory on every iteration and then copies it to the device.";
-        f.hint = shape == Shape::Factory
-                     ? "Create it once before the loop, or pass `device=` to `torch." + what + "(...)`."
-                     : "Pass `device=` to `torch." + what + "(...)` so it is created on the device directly.";
+        // `torch.from_numpy` takes no `device=`: it wraps the array's own memory.
+        if (what == "from_numpy")
+          f.hint = "Create it once before the loop and move it there; `torch.from_numpy` has no `device=`.";
+        else
+          f.hint = shape == Shape::Factory
+                       ? "Create it once before the loop, or pass `device=` to `torch." + what + "(...)`."
+                       : "Pass `device=` to `torch." + what + "(...)` so it is created on the device directly.";
         break;
       case Shape::Model:
         f.message = c + " moves the model on every iteration: `Module.to` visits every parameter and buffer each time, even when nothing moves.";
