@@ -595,6 +595,23 @@ ValueKind ModuleModel::classify_value(TSNode value, int scope, int position, int
   return ValueKind::Unknown;
 }
 
+// `torchvision.models.resnet50`, `models.detection.fasterrcnn_resnet50_fpn`,
+// `transformers.models.llama.modeling_llama.LlamaForCausalLM`: what a `models` package exports
+// at most two levels down, or from a `modeling*` module, builds a model (a naming heuristic on
+// the import path). Deeper helpers of such packages are other things (round 21:
+// `transformers.models.whisper.english_normalizer.EnglishTextNormalizer`; round 14:
+// `pl_bolts.models.rl.common.agents.PolicyAgent`).
+static bool from_a_models_package(std::string_view qual) {
+  size_t at = qual.starts_with("models.") ? 0 : qual.find(".models.");
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = qual.substr(at == 0 ? 7 : at + 8);
+  size_t dots = static_cast<size_t>(std::count(rest.begin(), rest.end(), '.'));
+  if (dots <= 1) return true;
+  std::string_view module = rest.substr(0, rest.rfind('.'));
+  module = module.substr(module.rfind('.') == std::string_view::npos ? 0 : module.rfind('.') + 1);
+  return module.starts_with("modeling");
+}
+
 ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int depth) const {
   const Kinds& k = kinds();
   TSNode callee = callee_of(call);
@@ -658,7 +675,7 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
   if (torch_nn && !names::is_functional_loss(leaf) &&
       std::isupper(static_cast<unsigned char>(leaf[0])))
     return ValueKind::Model;
-  if (contains(qual, "models.") || qual.ends_with(".from_pretrained")) return ValueKind::Model;
+  if (from_a_models_package(qual) || qual.ends_with(".from_pretrained")) return ValueKind::Model;
   // `partial(...)` builds a factory and a lambda is a function: neither is a model instance.
   if (leaf == "partial") return ValueKind::Other;
   return ValueKind::Unknown;  // an unrecognised call may still build a model: names decide

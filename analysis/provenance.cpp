@@ -1,8 +1,10 @@
 #include "analysis/provenance.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis/frameworks.h"
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 
 namespace preflight::analysis {
@@ -171,6 +173,12 @@ struct Provenance::Interpreter {
   // rebinding to anything not built from the module itself thaws the name.
   std::unordered_map<std::string, TSNode> frozen;
 
+  // A dry run re-reads a helper for one call site (its parameters bound to what that call
+  // passes) and records nothing: the values rules read stay those of the helper's own run.
+  bool dry = false;
+  int dry_depth = 0;
+  std::unordered_map<std::string, Value> passed;  // parameter -> the call site's value (dry runs)
+
   Interpreter(Provenance& prov, int unit_scope, Summary& s)
       : p(prov), m(prov.model_), src(m.source()), scope(unit_scope), summary(s) {}
 
@@ -258,6 +266,7 @@ struct Provenance::Interpreter {
       if (is_strong_loss_name(prm.name) && m.may_be_torch_code())
         v = Value::graph_of(node(prm.node, "`" + prm.name + "` is a parameter named like a loss (naming heuristic)"),
                             Type::Tensor, /*naming_only=*/true);
+      if (auto it = passed.find(prm.name); it != passed.end()) v = it->second;
       env[prm.name] = v;
     }
   }
@@ -293,7 +302,7 @@ struct Provenance::Interpreter {
   }
 
   void mark(TSNode n) {
-    if (!grad_enabled) p.no_grad_.insert(node_id(n));
+    if (!grad_enabled && !dry) p.no_grad_.insert(node_id(n));
   }
 
   void walk_stmt(TSNode s) {
@@ -891,7 +900,7 @@ struct Provenance::Interpreter {
     if (is_null(e)) return Value::unknown();
     Value v = eval_uncached(e);
     if (v.leaf && !keeps_leaf(e, v)) v.leaf = false;
-    p.values_[node_id(e)] = v;
+    if (!dry) p.values_[node_id(e)] = v;
     mark(e);
     return v;
   }
@@ -1392,6 +1401,14 @@ struct Provenance::Interpreter {
       v.type = s.joined.type == Type::Tensor ? Type::Tensors : s.joined.type;
       return v;
     }
+    if (s.joined.has_graph() && !args.has_graph()) {
+      // No argument of this call carries a graph: read the helper again with its parameters
+      // bound to what this call passes (round 21: a distillation script's `kl_divergence`
+      // helper, whose criterion makes a graph only from its parameters, called on outputs
+      // computed under no_grad). A graph it still makes is its own (a global model's forward).
+      if (std::optional<Summary> here = at_call_site(call, f); here && !here->joined.has_graph())
+        return here->joined.graph == Graph::Free ? Value::free(here->joined.type) : Value::unknown(here->joined.type);
+    }
     if (s.joined.has_graph()) {
       std::string step = code(text_of(call, src)) + " returns a graph-carrying value";
       Value v = with_step(s.joined, call, step);
@@ -1404,6 +1421,25 @@ struct Provenance::Interpreter {
     }
     if (s.joined.graph == Graph::Free) return s.joined;
     return Value::unknown();
+  }
+
+  // The helper `f` read for this call: its parameters bound to the values of the arguments
+  // this call passes (unknown when the call leaves one to its default or a splat), recording
+  // nothing. Two levels of such reads at most.
+  std::optional<Summary> at_call_site(TSNode call, int f) {
+    if (dry_depth >= 2) return std::nullopt;
+    const FunctionInfo& fn = m.functions()[f];
+    Summary here;
+    Interpreter again(p, fn.scope, here);
+    again.dry = true;
+    again.dry_depth = dry_depth + 1;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      TSNode arg = argument_for(fn, call, i, src);
+      const Value* v = is_null(arg) ? nullptr : p.value_of(arg);
+      again.passed[fn.params[i].name] = v ? *v : Value::unknown();
+    }
+    again.run();
+    return here;
   }
 
   Value eval_function_call(TSNode call, TSNode callee, const Value& args) {

@@ -41,7 +41,11 @@ constexpr std::string_view kStdlibDraws[] = {"random", "randint", "randrange", "
 // numpy.random functions that draw nothing.
 constexpr std::string_view kNumpyNonDraws[] = {"seed", "default_rng", "get_state", "set_state", "RandomState",
                                                "Generator", "SeedSequence", "BitGenerator", "PCG64", "MT19937"};
-constexpr std::string_view kSeedEverything[] = {"seed_everything", "set_seed", "set_random_seed", "seed_all"};
+// Names of seed-everything helpers in common use (a naming heuristic for imported helpers; a
+// local one is judged by its body): Lightning, transformers, mmcv, YOLO repositories, ...
+constexpr std::string_view kSeedEverything[] = {"seed_everything", "set_seed",  "set_random_seed", "seed_all",
+                                                "init_seeds",      "set_seeds", "setup_seed",      "fix_seed",
+                                                "set_all_seeds",   "seed_torch"};
 // Launchers that seed torch, NumPy and `random` with their `seed=` argument (ColossalAI's
 // `launch*` call its own seed-everything helper).
 constexpr std::string_view kSeedingLaunchers[] = {"colossalai.launch", "colossalai.launch_from_torch",
