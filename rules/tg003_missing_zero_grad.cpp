@@ -370,6 +370,8 @@ struct Checker final : RuleCheck {
   bool ends_with_grad(TSNode e) const {
     if (!is(e, k.attribute)) return false;
     std::string_view attr = text_of(field(e, k.f_attribute), ctx.source);
+    // `direction.grad.data.zero_()` (round 22: stylegan-xl's StyleMC): `.data` is the same storage.
+    if (attr == "data") return ends_with_grad(field(e, k.f_object));
     return attr == "grad" || attr == "main_grad";
   }
 

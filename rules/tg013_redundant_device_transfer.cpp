@@ -199,6 +199,17 @@ struct Checker final : RuleCheck {
     return false;
   }
 
+  // `self.<method>` inside a class of this file that defines `<method>` itself.
+  bool local_method_named(TSNode callee, std::string_view method, int scope) const {
+    if (text_of(field(callee, k.f_object), ctx.source) != "self") return false;
+    int cls = ctx.model.enclosing_class(scope);
+    const std::vector<int>* fs = cls < 0 ? nullptr : ctx.model.functions_named(method);
+    if (fs)
+      for (int f : *fs)
+        if (ctx.model.functions()[f].class_index == cls) return true;
+    return false;
+  }
+
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || st.loops.empty()) return;
     if (std::all_of(st.loops.begin(), st.loops.end(), [&](const LoopFrame& l) { return single_pass(l.node); })) return;
@@ -207,6 +218,9 @@ struct Checker final : RuleCheck {
     if (in_iterable_of(st.innermost_loop()->node, n)) return;  // `for x in [t.to(dev)]`: evaluated once
     std::string_view method = text_of(field(callee, k.f_attribute), ctx.source);
     if (method != "to" && method != "cuda") return;
+    // `self.cuda(*items)` where the class defines its own `cuda` (round 22: edge-connect's
+    // helper that moves each new batch): that method, not torch's transfer.
+    if (local_method_named(callee, method, st.scope)) return;
     std::string why;
     TSNode dest = destination(n, method, st.scope, why);
     if (method == "to" && why.empty()) return;
