@@ -22,8 +22,10 @@
 // False` over its parameters, `requires_grad_(False)`), on inputs not shown to carry a graph
 // (TG002-NX35).
 // The decorator fix is safe only when no graph can leave the routine (its return value is
-// shown graph-free and it stores nothing on an object) and the file is not a test module (a
-// test may exercise autograd on purpose, TG002-NX29); otherwise it is offered as unsafe.
+// shown graph-free and it stores nothing on an object), the file is not a test module (a
+// test may exercise autograd on purpose, TG002-NX29) and does not call torch's `Variable`
+// (code for PyTorch before 0.4, where the decorator may not exist, TG002-NX38); otherwise
+// it is offered as unsafe.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -91,6 +93,7 @@ struct Checker final : RuleCheck {
     callers_.report(facts);
     if (int t = first_test_function(); t >= 0)
       note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
+    note_context(facts, "TG002 Variable API", first_variable_call());
   }
 
   bool no_grad_at(TSNode n) const { return callers_.no_grad_at(n); }
@@ -701,6 +704,10 @@ struct Checker final : RuleCheck {
     // the test exercises (round 14: fairscale's `_eval` runs five forwards with autograd on,
     // then five under no_grad): the decorator would change what the test covers.
     if (in_test_module()) return FixSafety::Unsafe;
+    // Code written against PyTorch's `Variable` API (before 0.4) may run where
+    // `torch.no_grad` does not exist or is no decorator (before 0.4.1): the edit is offered
+    // for the reader to judge (rounds 20 and 23: deepcluster, torchMoji).
+    if (uses_variable_api()) return FixSafety::Unsafe;
     bool stores = false;
     std::vector<TSNode> todo{field(fn.node, k.f_body)};
     while (!todo.empty() && !stores) {
@@ -714,6 +721,20 @@ struct Checker final : RuleCheck {
       for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
     }
     return stores ? FixSafety::Unsafe : FixSafety::Safe;
+  }
+
+  // `Variable` bound through torch's imports (`from torch.autograd import Variable`,
+  // `torch.autograd.Variable(...)`) anywhere in the file.
+  bool uses_variable_api() const { return !is_null(first_variable_call()); }
+
+  TSNode first_variable_call() const {
+    TSNode found{};
+    ctx.model.for_each_call_in(ctx.root, [&](TSNode c) {
+      if (!is_null(found) || ctx.model.callee_leaf(c) != "Variable") return;
+      auto q = ctx.model.qualified_callee(c);
+      if (q && q->starts_with("torch.")) found = c;
+    });
+    return found;
   }
 
   // Some function of the file is a test (pytest's `test_*`, a unittest TestCase method).

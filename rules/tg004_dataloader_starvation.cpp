@@ -17,7 +17,8 @@
 // nothing: DreamBooth's PromptDataset), or returns every item already moved to the device
 // (`return seq.cuda()`), reported as a silence. The pin_memory note is silent, with the reason
 // recorded, for an evaluation loader: bound to a name whose every loop in its function runs no
-// backward and that no other call receives (TG004-NX21).
+// backward and that no other call receives (TG004-NX21). Both notes are silent, with the
+// reason recorded, for an index loader over `range(n)` (TG004-NX22).
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
 
@@ -197,6 +198,16 @@ struct Checker final : RuleCheck {
   void check(const Candidate& c, std::vector<Finding>& out) {
     Argument dataset = argument(c.call, "dataset", 0);
     if (on_device(dataset.value, c.scope, 0)) return;
+    // `for perm in DataLoader(range(n), batch_size, shuffle=True)` (round 23: OGB's link
+    // prediction examples): batches of indices into tensors that already live on the device.
+    if (TSNode d = unparenthesize(dataset.value); is(d, k.call) && is(field(d, k.f_function), k.identifier) &&
+                                                  ctx.model.callee_leaf(d) == "range" && !ctx.model.functions_named("range")) {
+      stay_silent("TG004", c.call,
+                  "an index loader: the dataset is `range(...)`, so each batch is a tensor of indices made in the "
+                  "process; there is nothing for workers to load or to pin",
+                  {{range_of(d), quote_code(text_of(d, ctx.source)) + " is the dataset"}});
+      return;
+    }
     if (int cls = loads_nothing(dataset.value, c.scope); cls >= 0) {
       const ClassInfo& info = ctx.model.classes()[cls];
       stay_silent("TG004", c.call,

@@ -14,7 +14,7 @@
 // something other than one tensor (a model's tuple of losses, TG007-NX20); per-element loops that themselves
 // backward (micro-batches); code under no_grad (validation); a synchronize guarded by a
 // plain flag or run every N steps (`if profile:`, `if step % k == 0`: timing code,
-// TG007-P05); a loop over a literal list (`for cfg in [(1, 32), (2, 64)]:`), a fixed set of
+// TG007-P05), and per-element syncs under such a guard (a log line every N steps, TG007-NX26); a loop over a literal list (`for cfg in [(1, 32), (2, 64)]:`), a fixed set of
 // configurations rather than the steps of a run (TG007-NX21). Silent, with the reason recorded: a synchronize in a timing region, the
 // training-step loop (or a loop inside it) that reads a clock bound through the imports
 // (`time.perf_counter()`, `time.time()`, `timeit`), creates / records / reads a CUDA timing
@@ -314,6 +314,9 @@ struct Checker final : RuleCheck {
   void on_sync_method(TSNode call, const WalkState& st) {
     auto it = per_element_iteration(call, st);
     if (!it) return;
+    // A log line printed every N steps (`if step % 100 == 0:`) or behind a flag reads its
+    // values once per N steps, not once per step (round 23: a GAN inversion's progress print).
+    if (guarded_as_timing(call)) return;
     TSNode train = it->comprehension ? training_anchor(st, st.loops.size()) : training_anchor(st, st.loops.size() - 1);
     if (is_null(train)) return;
     TSNode recv = unparenthesize(field(field(call, k.f_function), k.f_object));
