@@ -342,6 +342,15 @@ struct Provenance::Interpreter {
       if (!is(callee, k.attribute)) return TSNode{};
       if (text_of(field(callee, k.f_attribute), src) == "requires_grad_" && is(positional_arg(c, 0), k.false_))
         return c;
+      // `nn.Embedding.from_pretrained(w)` freezes its weight unless `freeze=False` (round 24:
+      // ERNIE's entity embeddings fed integer indices).
+      if (text_of(field(callee, k.f_attribute), src) == "from_pretrained") {
+        auto q = m.qualified_name(field(callee, k.f_object));
+        TSNode freeze = keyword_arg(c, "freeze", src);
+        if (q && (*q == "torch.nn.Embedding" || *q == "torch.nn.EmbeddingBag") &&
+            (is_null(freeze) || is(unparenthesize(freeze), k.true_)))
+          return c;
+      }
       c = unparenthesize(field(callee, k.f_object));
     }
     return TSNode{};
@@ -550,7 +559,17 @@ struct Provenance::Interpreter {
             out[i] = s.elements[i].has_graph()
                          ? with_step(s.elements[i], right, code(text_of(right, src)) + " returns a graph-carrying value")
                          : s.elements[i];
+        return out;
       }
+      // `loss, dual_loss, align_loss, n = model(ids)` with a forward this analysis cannot read
+      // (round 24: CodeBERT's CodeExecutor returns `0` and `.item()` floats among its losses):
+      // that every element carries the output's graph is assumed, not shown.
+      if (whole.has_graph() && n > 1)
+        for (uint32_t i = 0; i < n; ++i) {
+          out[i].weak = node(right, "each element of " + code(text_of(right, src)) +
+                                        " is taken to carry its graph, but what the forward returns in each "
+                                        "place is not shown here (weak step)");
+        }
     }
     return out;
   }

@@ -464,6 +464,11 @@ struct Checker final : RuleCheck {
       TSNode inner = positional_arg(e, 0);
       return is_null(inner) ? TSNode{} : literal_factory(inner, scope, depth + 1);
     }
+    // `torch.rand(16, 20000, 6).cuda()` (round 24: votenet's backbone shape check): a device or
+    // dtype copy of a literal-shaped factory is one too.
+    if (TSNode callee = field(e, k.f_function);
+        is(callee, k.attribute) && (leaf == "cuda" || leaf == "to" || leaf == "float" || leaf == "half"))
+      return literal_factory(field(callee, k.f_object), scope, depth + 1);
     static constexpr std::string_view kFactories[] = {"randn", "rand", "zeros", "ones", "randint", "empty"};
     if (!q || !q->starts_with("torch.") || std::find(std::begin(kFactories), std::end(kFactories), leaf) == std::end(kFactories))
       return TSNode{};

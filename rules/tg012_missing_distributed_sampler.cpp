@@ -14,6 +14,8 @@
 // an `X.eval()` with no backward (evaluation), or run a backward (training); an evaluation-named
 // routine iterating it is a naming heuristic; only when no loop says, the name it is stored
 // under (assignment target, dict key, returning function; names.cpp) decides, also a heuristic.
+// Before the name: a script (an `if __name__ == "__main__":` guard) in which nothing
+// backwards feeds evaluation or inference (TG012-NX25).
 // Why an evaluation loader is a note: leaving it unsharded is a common, deliberate choice (every
 // rank gets the exact metric, without the padding DistributedSampler adds to even out the
 // shards); it costs repeated work, never a wrong model, so it is reported as a note whose
@@ -886,11 +888,33 @@ struct Checker final : RuleCheck {
       }
       if (eval.use == Use::Evaluation) return eval;
     }
+    if (TSNode guard = script_that_never_trains(); !is_null(guard))
+      return {Use::Evaluation, guard,
+              "this script (" + quote_code(text_of(guard, ctx.source)) +
+                  ") never runs a backward: no `.backward()` or `autograd.grad` anywhere in the file, so its "
+                  "loaders feed evaluation or inference"};
     std::string stored = loader_name(c.call);
     if (!stored.empty() && names::is_evaluation_loader_name(stored))
       return {Use::Evaluation, c.call, quote_code(stored) + " is named like an evaluation loader "
                                        "(naming heuristic)", true};
     return {};
+  }
+
+  // The `if __name__ == "__main__":` test of a file in which nothing backwards (round 24:
+  // CodeReviewer's run_test_* / run_infer_* scripts): a script that runs and never trains. A
+  // module without that guard may hand its loaders to a trainer elsewhere. Null otherwise.
+  TSNode script_that_never_trains() const {
+    if (!ctx.model.module_backward_calls().empty()) return TSNode{};
+    for (const FunctionInfo& fn : ctx.model.functions())
+      if (fn.calls_backward || fn.calls_autograd_grad) return TSNode{};
+    TSNode guard{};
+    for_each_named_child(ctx.root, [&](TSNode st) {
+      if (!is_null(guard) || !is(st, k.if_statement)) return;
+      TSNode test = field(st, k.f_condition);
+      std::string_view t = text_of(test, ctx.source);
+      if (t.find("__name__") != std::string_view::npos && t.find("__main__") != std::string_view::npos) guard = test;
+    });
+    return guard;
   }
 
   Finding make_finding(const Candidate& c, const Marker& marker) const {

@@ -113,7 +113,10 @@ struct Checker final : RuleCheck {
     Body body{function_body(st.scope), keys};
     std::optional<FrameworkOwner> wrapper = backward_owner(ctx.model, receiver, st.scope);
     // `accelerator.backward(loss / n)`: a framework's backward takes the value as its argument.
-    TSNode value = wrapper && !is_null(positional_arg(n, 0)) ? positional_arg(n, 0) : receiver;
+    // `optimizer.backward(loss)` (apex's FP16_Optimizer, round 24: ERNIE) takes it the same way.
+    auto receiver_name = dotted_name(receiver, ctx.source);
+    bool optimizer_backward = receiver_name && ctx.model.is_optimizer(*receiver_name, st.scope);
+    TSNode value = (wrapper || optimizer_backward) && !is_null(positional_arg(n, 0)) ? positional_arg(n, 0) : receiver;
     if (scale_of(value, body, ts_node_start_byte(n), 0) != Scale::None) return;
     std::optional<FrameworkOwner> owner = framework_owner(receiver, st.scope);
     if (owner && !accelerator_without_accumulation(*owner, receiver, st.scope))
@@ -548,6 +551,38 @@ struct Checker final : RuleCheck {
     return all ? (*all == Scale::None ? Scale::None : *all) : Scale::None;
   }
 
+  // The position of plain name `name` in an unpacking pattern, or -1.
+  int element_index(TSNode pattern, const std::string& name) const {
+    uint32_t n = ts_node_named_child_count(pattern);
+    for (uint32_t i = 0; i < n; ++i) {
+      TSNode c = ts_node_named_child(pattern, i);
+      if (is(c, k.identifier) && text_of(c, ctx.source) == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // `loss, n = helper(...)` (round 24: DPR's `_do_biencoder_fwd_pass` divides by the
+  // accumulation steps before `return loss, is_correct`): element `index` of every return of the
+  // local helper, each a tuple of the unpacking's width or more. None when a return is not.
+  Scale scale_of_helper_element(TSNode call, int index, const Body& b, int depth) const {
+    call = unparenthesize(call);
+    const FunctionInfo* callee = is(call, k.call) ? local_callee(ctx.model, call) : nullptr;
+    if (!callee || depth > kMaxDepth) return Scale::None;
+    Body helper{field(callee->node, k.f_body), b.keys};
+    std::optional<Scale> all;
+    for (TSNode ret : callee->returns) {
+      if (ts_node_named_child_count(ret) == 0) continue;
+      TSNode value = unparenthesize(ts_node_named_child(ret, 0));
+      if (!(is(value, k.expression_list) || is(value, k.tuple)) ||
+          static_cast<int>(ts_node_named_child_count(value)) <= index)
+        return Scale::None;
+      Scale s = scale_of(ts_node_named_child(value, static_cast<uint32_t>(index)), helper, ts_node_start_byte(ret),
+                         depth + 1);
+      all = !all ? s : (*all == s ? s : Scale::Other);
+    }
+    return all.value_or(Scale::None);
+  }
+
   // Statements that write `name` before `before`, in source order: plain and augmented
   // assignments, `with ... as name`, and in-place `name.div_(x)` / `name.mul_(x)` calls.
   std::vector<TSNode> writes_to(std::string_view name, TSNode body, uint32_t before) const {
@@ -561,9 +596,12 @@ struct Checker final : RuleCheck {
     TSSymbol s = sym(n);
     if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
     if (s == k.assignment || s == k.augmented_assignment) {
-      if (auto d = dotted_name(field(n, k.f_left), ctx.source); d && *d == name &&
-          !is_null(field(n, k.f_right)))
+      TSNode left = field(n, k.f_left);
+      if (auto d = dotted_name(left, ctx.source); d && *d == name && !is_null(field(n, k.f_right)))
         found.push_back(n);
+      else if (s == k.assignment && (is(left, k.pattern_list) || is(left, k.tuple_pattern)) &&
+               element_index(left, std::string(name)) >= 0)
+        found.push_back(n);  // `loss, n = helper(...)`
     } else if (s == k.as_pattern && is(ts_node_parent(n), k.with_item)) {
       TSNode target = ts_node_named_child(n, ts_node_named_child_count(n) - 1);
       if (is(target, k.as_pattern_target) && text_of(target, ctx.source) == name) found.push_back(n);
@@ -584,7 +622,10 @@ struct Checker final : RuleCheck {
     for (TSNode w : writes_to(name, b.node, before)) {
       uint32_t at = ts_node_start_byte(w);
       if (is(w, k.assignment)) {
-        result = scale_of(field(w, k.f_right), b, at, depth + 1);
+        TSNode left = field(w, k.f_left);
+        int index = (is(left, k.pattern_list) || is(left, k.tuple_pattern)) ? element_index(left, name) : -1;
+        result = index >= 0 ? scale_of_helper_element(field(w, k.f_right), index, b, depth + 1)
+                            : scale_of(field(w, k.f_right), b, at, depth + 1);
       } else if (is(w, k.as_pattern)) {  // `with amp.scale_loss(loss, opt) as scaled:`
         result = scale_of(ts_node_named_child(w, 0), b, at, depth + 1);
       } else if (is(w, k.call)) {
