@@ -220,6 +220,9 @@ bool is_evaluation_function_name(std::string_view name) {
   size_t i = n.find_first_not_of('_');
   std::string_view s = i == std::string::npos ? std::string_view{} : std::string_view(n).substr(i);
   if (s == "forward") return false;
+  // A policy's `evaluate_actions` / `predict_values` (Stable-Baselines3's API, round 25:
+  // RL4LMs) give the log-probabilities and values PPO's loss backwards through.
+  if (s == "evaluate_actions" || s == "predict_values") return false;
   if (in(kEvalNames, s)) return true;
   for (auto p : kEvalPrefixes)
     if (s.starts_with(p)) return true;

@@ -55,7 +55,10 @@ Not flagged
   later backward reads (stacked RL objectives, summed losses backwarded after the loop,
   pipeline schedules that fetch held micro-batch losses, distributed autograd); chunked
   losses whose accumulated total is returned to the caller to backward; loops in a class's
-  `__init__` (run once per object: a bounded number of values); test functions. Deciding
+  `__init__` (run once per object: a bounded number of values); loops whose only
+  graph-carrying values are indexes or slices of tensors made before them (views of graphs
+  that exist once); losses computed by a criterion from a prediction made under no_grad, also
+  through a local helper called on such values; test functions. Deciding
   this is a reachability question over the whole file, not a syntax pattern.)";
 
 inline constexpr std::string_view kExplainTG002 = R"(Why it costs money
@@ -92,7 +95,12 @@ Not flagged
   profiling passes: the graph is freed at once); evaluation-looking loops that backward on
   purpose (adversarial attacks); Lightning's validation/test/predict hooks inside a
   LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
-  from_pretrained (tokenizers, processors).)";
+  from_pretrained (tokenizers, processors); models whose every parameter the routine froze
+  before the forward (and `nn.Embedding.from_pretrained`, frozen by default); shape smoke tests
+  on literal-shaped inputs; a policy's `evaluate_actions` / `predict_values` (PPO's training
+  forwards); files of another framework (MXNet, TensorFlow, Keras, Paddle, MLX, JAX). Code
+  written for PyTorch before 0.4 (`Variable(..., volatile=True)`) gets a note without a fix,
+  and the decorator is offered as unsafe in any file that calls `Variable`.)";
 
 inline constexpr std::string_view kExplainTG003 = R"(Why it costs money
   PyTorch adds each backward's gradients into `.grad`; it never clears them by itself. A loop
@@ -117,7 +125,9 @@ Not flagged
   that zeroes every k steps is fine), by zero_grad(), `p.grad = None`, `p.grad.zero_()` or a
   local helper that does so; loops without an optimizer step (saliency maps; a micro-batch
   loop is judged with the loop around it that steps, where a clear anywhere is enough); Lightning, Fabric and distributed-autograd
-  backwards, and methods of a LightningModule, whose trainer clears gradients.)";
+  backwards, and methods of a LightningModule, whose trainer clears gradients; a fresh model
+  and optimizer built on every pass; a timed benchmark (a `range` loop on inputs fixed before
+  it, between two clock reads), whose summed gradients change nothing it reports.)";
 
 inline constexpr std::string_view kExplainTG005 = R"(Why it costs money
   Cross-entropy is log-softmax followed by NLL: it normalises its input itself. Handing it
