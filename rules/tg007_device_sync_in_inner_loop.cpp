@@ -360,8 +360,7 @@ struct Checker final : RuleCheck {
       if (ctx.model.callee_leaf(consumer) != "step" || !is(callee, k.attribute)) return TSNode{};
       auto recv = dotted_name(field(callee, k.f_object), ctx.source);
       if (!recv) return TSNode{};
-      ValueKind kind = ctx.model.kind_of(*recv, scope);
-      if (kind == ValueKind::Optimizer || kind == ValueKind::Scheduler || ctx.model.is_optimizer(*recv, scope))
+      if (ctx.model.kind_of(*recv, scope) == ValueKind::Scheduler || ctx.model.is_optimizer(*recv, scope))
         return TSNode{};
       // Gym's shape: `obs, reward, done, info = env.step(a)`; an optimizer's or a scheduler's
       // step returns at most one value.

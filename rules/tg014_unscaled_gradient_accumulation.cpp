@@ -536,19 +536,30 @@ struct Checker final : RuleCheck {
     return scale_of_helper(call, b, depth);
   }
 
-  // A local helper's returns, read in the helper's own body (`return loss / self.accum`).
-  Scale scale_of_helper(TSNode call, const Body& b, int depth) const {
-    const FunctionInfo* callee = local_callee(ctx.model, call);
-    if (!callee) return Scale::None;
-    const FunctionInfo& fn = *callee;
-    Body helper{field(fn.node, k.f_body), b.keys};
+  // A local helper's returns, read in the helper's own body (`return loss / self.accum`). With
+  // `element` >= 0, element `element` of each return, which must then be a tuple of at least
+  // that width (`loss, n = helper(...)`, round 24: DPR's `_do_biencoder_fwd_pass` divides by
+  // the accumulation steps before `return loss, is_correct`); None when one is not.
+  Scale scale_of_helper(TSNode call, const Body& b, int depth, int element = -1) const {
+    call = unparenthesize(call);
+    const FunctionInfo* callee = is(call, k.call) ? local_callee(ctx.model, call) : nullptr;
+    if (!callee || depth > kMaxDepth) return Scale::None;
+    Body helper{field(callee->node, k.f_body), b.keys};
     std::optional<Scale> all;
-    for (TSNode ret : fn.returns) {
+    for (TSNode ret : callee->returns) {
       if (ts_node_named_child_count(ret) == 0) continue;
-      Scale s = scale_of(ts_node_named_child(ret, 0), helper, ts_node_start_byte(ret), depth + 1);
+      TSNode value = ts_node_named_child(ret, 0);
+      if (element >= 0) {
+        value = unparenthesize(value);
+        if (!(is(value, k.expression_list) || is(value, k.tuple)) ||
+            static_cast<int>(ts_node_named_child_count(value)) <= element)
+          return Scale::None;
+        value = ts_node_named_child(value, static_cast<uint32_t>(element));
+      }
+      Scale s = scale_of(value, helper, ts_node_start_byte(ret), depth + 1);
       all = !all ? s : (*all == s ? s : Scale::Other);
     }
-    return all ? (*all == Scale::None ? Scale::None : *all) : Scale::None;
+    return all.value_or(Scale::None);
   }
 
   // The position of plain name `name` in an unpacking pattern, or -1.
@@ -559,28 +570,6 @@ struct Checker final : RuleCheck {
       if (is(c, k.identifier) && text_of(c, ctx.source) == name) return static_cast<int>(i);
     }
     return -1;
-  }
-
-  // `loss, n = helper(...)` (round 24: DPR's `_do_biencoder_fwd_pass` divides by the
-  // accumulation steps before `return loss, is_correct`): element `index` of every return of the
-  // local helper, each a tuple of the unpacking's width or more. None when a return is not.
-  Scale scale_of_helper_element(TSNode call, int index, const Body& b, int depth) const {
-    call = unparenthesize(call);
-    const FunctionInfo* callee = is(call, k.call) ? local_callee(ctx.model, call) : nullptr;
-    if (!callee || depth > kMaxDepth) return Scale::None;
-    Body helper{field(callee->node, k.f_body), b.keys};
-    std::optional<Scale> all;
-    for (TSNode ret : callee->returns) {
-      if (ts_node_named_child_count(ret) == 0) continue;
-      TSNode value = unparenthesize(ts_node_named_child(ret, 0));
-      if (!(is(value, k.expression_list) || is(value, k.tuple)) ||
-          static_cast<int>(ts_node_named_child_count(value)) <= index)
-        return Scale::None;
-      Scale s = scale_of(ts_node_named_child(value, static_cast<uint32_t>(index)), helper, ts_node_start_byte(ret),
-                         depth + 1);
-      all = !all ? s : (*all == s ? s : Scale::Other);
-    }
-    return all.value_or(Scale::None);
   }
 
   // Statements that write `name` before `before`, in source order: plain and augmented
@@ -624,7 +613,7 @@ struct Checker final : RuleCheck {
       if (is(w, k.assignment)) {
         TSNode left = field(w, k.f_left);
         int index = (is(left, k.pattern_list) || is(left, k.tuple_pattern)) ? element_index(left, name) : -1;
-        result = index >= 0 ? scale_of_helper_element(field(w, k.f_right), index, b, depth + 1)
+        result = index >= 0 ? scale_of_helper(field(w, k.f_right), b, depth + 1, index)
                             : scale_of(field(w, k.f_right), b, at, depth + 1);
       } else if (is(w, k.as_pattern)) {  // `with amp.scale_loss(loss, opt) as scaled:`
         result = scale_of(ts_node_named_child(w, 0), b, at, depth + 1);
