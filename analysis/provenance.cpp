@@ -765,28 +765,36 @@ struct Provenance::Interpreter {
     if (TSNode alt = field(s, k.f_alternative); !is_null(alt)) walk_block(field(alt, k.f_body));
   }
 
-  // `for p in G.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`) as the
-  // loop's whole purpose: every parameter of `G` is frozen.
+  // `for p in G.parameters(): p.requires_grad = False` (or `p.requires_grad_(False)`, or
+  // `for n, p in G.named_parameters()`), the freezing an unconditional statement of the loop's
+  // body: every parameter of `G` is frozen (round 20: KAIR's test scripts).
   void freeze_by_parameter_loop(TSNode s) {
     TSNode iter = unparenthesize(field(s, k.f_right));
     TSNode left = field(s, k.f_left);
-    if (!is(iter, k.call) || !is(left, k.identifier)) return;
+    if (!is(iter, k.call)) return;
     TSNode callee = field(iter, k.f_function);
-    if (!is(callee, k.attribute) || text_of(field(callee, k.f_attribute), src) != "parameters") return;
+    std::string_view leaf = is(callee, k.attribute) ? text_of(field(callee, k.f_attribute), src) : "";
+    if (leaf != "parameters" && leaf != "named_parameters") return;
+    if (leaf == "named_parameters" && (is(left, k.pattern_list) || is(left, k.tuple_pattern)))
+      left = ts_node_named_child(left, ts_node_named_child_count(left) - 1);
     auto owner = dotted_name(field(callee, k.f_object), src);
     TSNode body = field(s, k.f_body);
-    if (!owner || is_null(body) || ts_node_named_child_count(body) != 1) return;
-    TSNode stmt = ts_node_named_child(body, 0);
-    TSNode e = is(stmt, k.expression_statement) ? ts_node_named_child(stmt, 0) : TSNode{};
+    if (!owner || is_null(body) || !is(left, k.identifier)) return;
     std::string param(text_of(left, src));
-    bool freezes = false;
+    for_each_named_child(body, [&](TSNode stmt) {
+      if (is(stmt, k.expression_statement) && freezes_parameter(ts_node_named_child(stmt, 0), param))
+        frozen[*owner] = stmt;
+    });
+  }
+
+  // `p.requires_grad = False` or `p.requires_grad_(False)`.
+  bool freezes_parameter(TSNode e, const std::string& param) const {
     if (is(e, k.assignment)) {
       TSNode l = field(e, k.f_left);
-      freezes = is(l, k.attribute) && text_of(l, src) == param + ".requires_grad" && is(field(e, k.f_right), k.false_);
-    } else if (is(e, k.call)) {
-      freezes = text_of(field(e, k.f_function), src) == param + ".requires_grad_" && is(positional_arg(e, 0), k.false_);
+      return is(l, k.attribute) && text_of(l, src) == param + ".requires_grad" && is(field(e, k.f_right), k.false_);
     }
-    if (freezes) frozen[*owner] = stmt;
+    return is(e, k.call) && text_of(field(e, k.f_function), src) == param + ".requires_grad_" &&
+           is(positional_arg(e, 0), k.false_);
   }
 
   void bind_loop_target(TSNode left, const Value& it) {
@@ -1219,6 +1227,7 @@ struct Provenance::Interpreter {
       return Value::free(Type::Object);
     if (auto it = frozen.find(std::string(model_name)); it != frozen.end()) {
       // No parameter requires gradients: only graph-carrying inputs give the output a graph.
+      if (!dry) p.frozen_forwards_[node_id(call)] = it->second;
       if (args.graph == Graph::Free) return Value::free(Type::Tensors);
       if (!args.has_graph()) return Value::unknown();
       return with_step(args, call, code(text_of(call, src)) + " runs a frozen module (" +
@@ -1518,6 +1527,11 @@ const Value* Provenance::value_of(TSNode expr) const {
 }
 
 bool Provenance::in_no_grad(TSNode n) const { return no_grad_.count(node_id(n)) > 0; }
+
+TSNode Provenance::freezing_of(TSNode forward) const {
+  auto it = frozen_forwards_.find(node_id(forward));
+  return it == frozen_forwards_.end() ? TSNode{} : it->second;
+}
 
 Value Provenance::return_value(int function) const {
   const Summary& s = summaries_[model_.functions()[function].scope];

@@ -102,6 +102,10 @@ class Provenance {
   bool in_no_grad(TSNode n) const;
   // Join of what a local function returns (Free when it returns nothing).
   Value return_value(int function) const;
+  // For a forward call on a module whose parameters were all frozen earlier in the unit
+  // (`G.requires_grad_(False)`, a loop setting `p.requires_grad = False` over
+  // `G.parameters()` / `G.named_parameters()`): the freezing statement; null otherwise.
+  TSNode freezing_of(TSNode forward) const;
 
  private:
   struct Interpreter;
@@ -122,6 +126,7 @@ class Provenance {
   const Interrupt* interrupt_;
   std::unordered_map<const void*, Value> values_;
   std::unordered_set<const void*> no_grad_;
+  std::unordered_map<const void*, TSNode> frozen_forwards_;
   std::vector<Summary> summaries_;  // by scope index
 };
 

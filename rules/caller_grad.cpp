@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/local_calls.h"
+#include "analysis/names.h"
 
 namespace preflight::rules {
 
@@ -147,10 +148,24 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
 
 // `Predictor(m).infer(x)` / `p.infer(x)` with `p = Predictor(m)`: the receiver is an
 // instance of the method's own class.
+bool CallerGradAnalysis::runs(TSNode call, int function) const {
+  const FunctionInfo& fn = ctx.model.functions()[function];
+  if (ctx.model.callee_leaf(call) != fn.name) return false;
+  const std::vector<int>* local = local_callees(ctx.model, call);
+  if (local && std::find(local->begin(), local->end(), function) != local->end()) return true;
+  TSNode callee = ctx.model.callee_of(call);
+  return fn.class_index >= 0 && is(callee, k.attribute) &&
+         instance_of(field(callee, k.f_object), fn.class_index, call);
+}
+
 bool CallerGradAnalysis::instance_of(TSNode recv, int cls, TSNode at) const {
   recv = unparenthesize(recv);
   auto constructs = [&](TSNode v) {
     v = unparenthesize(v);
+    // `ActorCritic(...).to(device)`: methods that hand the module back keep its class.
+    while (is(v, k.call) && is(ctx.model.callee_of(v), k.attribute) &&
+           names::keeps_module(text_of(field(ctx.model.callee_of(v), k.f_attribute), ctx.source)))
+      v = unparenthesize(field(ctx.model.callee_of(v), k.f_object));
     return is(v, k.call) && is(ctx.model.callee_of(v), k.identifier) &&
            ctx.model.class_named(text_of(ctx.model.callee_of(v), ctx.source)) == cls;
   };

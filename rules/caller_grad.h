@@ -38,6 +38,9 @@ class CallerGradAnalysis {
   // Autograd is off where `n` runs: the provenance says so, or `n` sits in a lambda written
   // inside a no_grad / inference_mode block, whose body runs where it is called.
   bool no_grad_at(TSNode n) const;
+  // The call provably runs `function`: a call by its name in this file, or `obj.f(...)` on an
+  // object bound to an instance of f's class (`self.policy = ActorCritic(...).to(device)`).
+  bool runs(TSNode call, int function) const;
   // The context facts the verdicts so far read, sorted and without duplicates.
   void report(std::vector<analysis::ContextFact>& out) const;
 

@@ -289,8 +289,11 @@ Not flagged
   sync is needed for a correct measurement; shown as a silence); receivers not shown to be
   tensors (`buckets[k].tolist()`); a loop that backwards over a literal list of
   configurations (`for stride, ch in [(1, 32), (2, 32)]:`), a fixed set of runs rather than
-  the steps of one (shown as a silence). Lightning's and the Hugging Face Trainer's
-  `training_step` count as the body of the training loop.)";
+  the steps of one (shown as a silence); a synchronize next to a statement that reads a
+  tensor to the host anyway (`loss.item()` just before or after it: it adds no wait of its
+  own; shown as a silence). Several every-step synchronize calls in one loop are reported
+  once, on the last, with the others in its evidence. Lightning's and the Hugging Face
+  Trainer's `training_step` count as the body of the training loop.)";
 
 inline constexpr std::string_view kExplainTG010 = R"(Why it costs money
   A job that needs more memory than its GPU has dies with CUDA out-of-memory after it has
@@ -371,7 +374,9 @@ Not flagged
   dtype casts; destinations that change per iteration (a loop over devices, `.cuda()` under
   `torch.cuda.device(i)`) or cannot be shown to be a device; a model moved back after a
   `.cpu()` in the same loop (checkpointing); tensors created with `device=` or moved once
-  before the loop; transfers outside loops.)";
+  before the loop; a loop over files, whose body opens or decodes the file its own variable
+  names (`Image.open(path)`, `torch.load(path)`: the disk, not the upload, is what each pass
+  waits on; shown as a silence); transfers outside loops.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An
@@ -403,7 +408,10 @@ Not flagged
   and restores nothing). Where no validation loader shows (a hold-out scored without a loop),
   a `model.train()` before the loop and an eval() after the loop's backward show the same
   thing. Freezing a submodule (`model.backbone.eval()`) while the whole model
-  is never put in eval mode is deliberate and not flagged. LightningModule methods are not
+  is never put in eval mode is deliberate and not flagged, and so is a training helper that
+  itself switches the model to eval before its own backward, with no validation pass in it
+  (a linear probe on frozen features trains in eval mode on purpose; shown as a silence).
+  LightningModule methods are not
   checked (the trainer switches modes). A training or evaluation helper imported from
   another module is not analysed; the rule does not guess what it does.)";
 

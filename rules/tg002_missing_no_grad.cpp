@@ -159,18 +159,27 @@ struct Checker final : RuleCheck {
       return;
     }
     auto model_name = forward_target(call, st.scope);
-    if (!model_name || no_grad_at(call) || records_no_graph(call)) return;
+    if (!model_name || no_grad_at(call)) return;
     TSNode loop_iterable = eval_loop_iterable(st);
     bool eval_named = unit.function >= 0 &&
                       names::is_evaluation_function_name(ctx.model.functions()[unit.function].name);
     TSNode eval_call = eval_mode_of(unit, *model_name, call);
-    if (eval_named || !is_null(eval_call) || !is_null(loop_iterable))
-      unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call)});
+    if (!eval_named && is_null(eval_call) && is_null(loop_iterable)) return;
+    if (records_no_graph(call)) {
+      if (TSNode freeze = ctx.provenance.freezing_of(call); !is_null(freeze))
+        stay_silent("TG002", call,
+                    "every parameter of `" + *model_name + "` is frozen before the forward and its inputs "
+                    "carry no graph, so autograd records nothing",
+                    {{range_of(freeze), quote_code(text_of(freeze, ctx.source)) + " freezes the parameters"}});
+      return;
+    }
+    unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call)});
   }
 
-  // The forward of a frozen module (`G.eval().requires_grad_(False)`): a graph only through
-  // inputs that carry one, which provenance does not show, so nothing is shown for no_grad to
-  // save. (Every other forward the interpreter reached has a graph.)
+  // The forward of a frozen module (`G.eval().requires_grad_(False)`, a loop over its
+  // parameters setting `requires_grad = False`): a graph only through inputs that carry one,
+  // which provenance does not show, so nothing is shown for no_grad to save. (Every other
+  // forward the interpreter reached has a graph.)
   bool records_no_graph(TSNode call) const {
     const Value* v = ctx.provenance.value_of(call);
     return v && !v->has_graph();
@@ -301,13 +310,6 @@ struct Checker final : RuleCheck {
                   {{range_of(mode_switch), quote_code(text_of(mode_switch, ctx.source)) + " selects the context"}});
       return;
     }
-    if (TSNode freeze = frozen_before(kept->call, kept->model_name, u); !is_null(freeze)) {
-      stay_silent("TG002", kept->call,
-                  "every parameter of `" + kept->model_name + "` is frozen before the forward and its inputs "
-                  "carry no graph, so autograd records nothing",
-                  {{range_of(freeze), quote_code(text_of(freeze, ctx.source)) + " freezes the parameters"}});
-      return;
-    }
     if (TSNode input = literal_shaped_input(kept->call, u); !is_null(input)) {
       stay_silent("TG002", kept->call,
                   "a shape smoke test: the forward's only input is a tensor of a literal shape made in the "
@@ -341,64 +343,6 @@ struct Checker final : RuleCheck {
     }
     out.push_back(make_finding(u, *kept, backwards, callers));
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
-  }
-
-  // `for k, v in model.named_parameters(): v.requires_grad = False` (or `p.requires_grad_(False)`
-  // over `model.parameters()`, or `model.requires_grad_(False)`) earlier in the routine than the
-  // forward, on the model the forward calls, with no argument of the forward shown to carry a
-  // graph (round 20: KAIR's test scripts freeze the restoration network after `eval()`).
-  // Returns the freezing statement, or null.
-  TSNode frozen_before(TSNode forward, const std::string& model, const Unit& u) const {
-    if (model.empty()) return TSNode{};
-    TSNode args = field(forward, k.f_arguments);
-    bool graph_input = false;
-    if (!is_null(args))
-      for_each_named_child(args, [&](TSNode a) {
-        if (const Value* v = ctx.provenance.value_of(a); v && v->has_graph()) graph_input = true;
-      });
-    if (graph_input) return TSNode{};
-    TSNode body = u.function >= 0 ? ctx.model.functions()[u.function].node : ctx.root;
-    TSNode found{};
-    ctx.model.for_each_call_in(body, [&](TSNode c) {
-      if (!is_null(found) || ts_node_start_byte(c) >= ts_node_start_byte(forward)) return;
-      TSNode callee = field(c, k.f_function);
-      if (!is(callee, k.attribute)) return;
-      auto recv = dotted_name(field(callee, k.f_object), ctx.source);
-      std::string_view leaf = ctx.model.callee_leaf(c);
-      if (recv && *recv == model && leaf == "requires_grad_" && is(positional_arg(c, 0), k.false_)) {
-        found = c;
-        return;
-      }
-      if (!recv || *recv != model || (leaf != "parameters" && leaf != "named_parameters")) return;
-      TSNode loop = ts_node_parent(c);
-      if (!is(loop, k.for_statement) || !ts_node_eq(field(loop, k.f_right), c)) return;
-      TSNode target = field(loop, k.f_left);
-      if (is(target, k.pattern_list) || is(target, k.tuple_pattern))
-        target = ts_node_named_child(target, ts_node_named_child_count(target) - 1);
-      if (!is(target, k.identifier)) return;
-      if (freezes(field(loop, k.f_body), text_of(target, ctx.source))) found = loop;
-    });
-    return found;
-  }
-
-  // `p.requires_grad = False` or `p.requires_grad_(False)` as a statement of `body` (not under
-  // a condition).
-  bool freezes(TSNode body, std::string_view p) const {
-    bool found = false;
-    for_each_named_child(body, [&](TSNode st) {
-      if (found || !is(st, k.expression_statement)) return;
-      TSNode e = ts_node_named_child(st, 0);
-      if (is(e, k.assignment)) {
-        TSNode left = field(e, k.f_left);
-        found = is(left, k.attribute) && text_of(field(left, k.f_attribute), ctx.source) == "requires_grad" &&
-                text_of(field(left, k.f_object), ctx.source) == p && is(field(e, k.f_right), k.false_);
-      } else if (is(e, k.call)) {
-        TSNode callee = field(e, k.f_function);
-        found = is(callee, k.attribute) && text_of(field(callee, k.f_attribute), ctx.source) == "requires_grad_" &&
-                text_of(field(callee, k.f_object), ctx.source) == p && is(positional_arg(e, 0), k.false_);
-      }
-    });
-    return found;
   }
 
   // `model(data, mode='inference')` on a model whose class this file does not define (round
@@ -481,21 +425,55 @@ struct Checker final : RuleCheck {
     return literal && any ? e : TSNode{};
   }
 
-  // A method whose result a caller in this file carries into a backward or a differentiable
-  // return (`outputs = self.predict(x)` ... `return loss_fn(outputs.logits, y)` in `forward`):
-  // a training forward named like an evaluation, whose graph is needed. Silent, with why.
+  // A routine whose result a caller in this file carries into a backward or a differentiable
+  // return (`outputs = self.predict(x)` ... `return loss_fn(outputs.logits, y)` in `forward`;
+  // `logprobs, values, entropy = self.policy.evaluate(s, a)` ... `loss.mean().backward()` in
+  // PPO's update, round 27): a training forward named like an evaluation, whose graph is
+  // needed. Silent, with why.
   bool feeds_a_callers_loss(int function, TSNode call) {
     const FunctionInfo& fn = ctx.model.functions()[function];
-    if (fn.class_index < 0) return false;
     const Reachability& reach = ctx.reachability;
-    if (!reach.load_bearing(reach.key("self." + fn.name, fn.scope), {}, true)) return false;
+    TSNode witness{}, backward{};
+    if (fn.class_index >= 0 && reach.load_bearing(reach.key("self." + fn.name, fn.scope), {}, true))
+      witness = field(fn.node, k.f_name);
+    else
+      std::tie(witness, backward) = caller_backwarding_result(function);
+    if (is_null(witness)) return false;
+    std::vector<EvidenceStep> ev;
+    if (is_null(backward)) {
+      ev.push_back({range_of(witness), "`self." + fn.name + "(...)`'s result reaches a loss"});
+    } else {
+      ev.push_back({range_of(witness), quote_code(text_of(witness, ctx.source)) + " runs " + unit_label_of(function)});
+      ev.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) + " backwards through its result"});
+    }
     stay_silent("TG002", call,
                 "a caller in this file carries what `" + fn.name +
                     "()` returns into a backward or a returned loss: a training forward named like an "
                     "evaluation, whose graph is needed",
-                {{range_of(field(fn.node, k.f_name)), "`self." + fn.name + "(...)`'s result reaches a loss"}});
+                std::move(ev));
     return true;
   }
+
+  // A call that provably runs `function`, bound by an assignment whose targets a backward in
+  // the calling routine reads; {call, backward}, or nulls.
+  std::pair<TSNode, TSNode> caller_backwarding_result(int function) {
+    TSNode found{}, backward{};
+    ctx.model.for_each_call_in(ctx.root, [&](TSNode c) {
+      if (!is_null(found) || !callers_.runs(c, function)) return;
+      TSNode stmt = ts_node_parent(c);
+      if (!is(stmt, k.assignment) || !ts_node_eq(unparenthesize(field(stmt, k.f_right)), c)) return;
+      int scope = ctx.model.scope_enclosing(c);
+      int outer = ctx.model.enclosing_function(scope);
+      if (outer < 0 || outer == function) return;
+      const Reachability& reach = ctx.reachability;
+      TSNode b = reach.backward_needing(range_of(ctx.model.functions()[outer].node), scope,
+                                        reach.reads(field(stmt, k.f_left), scope));
+      if (!is_null(b)) found = c, backward = b;
+    });
+    return {found, backward};
+  }
+
+  std::string unit_label_of(int function) const { return "`" + ctx.model.functions()[function].name + "()`"; }
 
   std::string unit_label(const Unit& u) const {
     return u.function < 0 ? "this module" : "`" + ctx.model.functions()[u.function].name + "()`";

@@ -26,7 +26,10 @@
 // does not train (TG007-NX22). Silent too: the action of an environment rollout,
 // `obs, reward, done, info = envs.step(action.cpu().numpy())`, a step unpacked into three or
 // more values whose receiver is neither an optimizer nor a scheduler: the host runs the
-// environment and needs the value every pass (TG007-NX25).
+// environment and needs the value every pass (TG007-NX25). Silent too: a synchronize whose
+// neighbouring statement reads a tensor to the host (`loss.item()`), which waits anyway
+// (TG007-NX27); and all but the last of several every-step synchronize calls in one loop,
+// whose finding names the others (TG007-NX28).
 #include <algorithm>
 #include <unordered_map>
 
@@ -215,13 +218,86 @@ struct Checker final : RuleCheck {
                   {{range_of(reading), quote_code(text_of(reading, ctx.source)) + " reads device memory in the loop"}});
       return;
     }
+    if (TSNode read = adjacent_blocking_read(call); !is_null(read)) {
+      stay_silent("TG007", call,
+                  "the statement next to it reads a tensor to the host, which waits for the same queued "
+                  "work: this synchronize adds no stall of its own",
+                  {{range_of(read), quote_code(text_of(read, ctx.source)) + " blocks on the device here anyway"}});
+      return;
+    }
+    if (TSNode later = later_synchronize(call, st); !is_null(later)) {
+      stay_silent("TG007", call,
+                  "the step synchronizes again later, so it is reported once, there; by the time the next "
+                  "step reaches this one the device has already been drained",
+                  {{range_of(later), quote_code(text_of(later, ctx.source)) + " also waits on every step"}});
+      return;
+    }
     Finding f = base_finding(call);
     f.message = quote_code(text_of(call, ctx.source)) +
                 " runs on every training step: the host waits for the device to finish all queued work, so "
                 "it can never run ahead and the GPU idles while the next step is prepared.";
     f.hint = "Delete it, or run it only while timing (behind a profiling flag).";
     add_training_step(f, train);
+    for (TSNode earlier : earlier_synchronizes(call, st))
+      f.evidence.push_back({range_of(earlier), quote_code(text_of(earlier, ctx.source)) +
+                                                   " waits in the same step too (reported here, once)"});
     out.push_back(std::move(f));
+  }
+
+  bool is_synchronize(TSNode c) const {
+    auto q = ctx.model.qualified_callee(c);
+    return q && (q->ends_with("cuda.synchronize") || *q == "cuda.synchronize");
+  }
+
+  // Every-step synchronize calls of the innermost loop around `call`, in source order.
+  std::vector<TSNode> step_synchronizes(const WalkState& st) const {
+    std::vector<TSNode> syncs;
+    if (st.loops.empty()) return syncs;
+    ctx.model.for_each_call_in(st.loops.back().node, [&](TSNode c) {
+      if (is_synchronize(c) && !guarded_as_timing(c) && !ctx.provenance.in_no_grad(c)) syncs.push_back(c);
+    });
+    return syncs;
+  }
+
+  // A second every-step synchronize after `call` in the same loop (round 27: k-diffusion
+  // brackets each step's CUDA-event timing with one at the start and one at the end).
+  TSNode later_synchronize(TSNode call, const WalkState& st) const {
+    for (TSNode c : step_synchronizes(st))
+      if (ts_node_start_byte(c) > ts_node_start_byte(call)) return c;
+    return TSNode{};
+  }
+
+  std::vector<TSNode> earlier_synchronizes(TSNode call, const WalkState& st) const {
+    std::vector<TSNode> before;
+    for (TSNode c : step_synchronizes(st))
+      if (ts_node_start_byte(c) < ts_node_start_byte(call)) before.push_back(c);
+    return before;
+  }
+
+  // `torch.cuda.synchronize()` as a statement whose neighbour (the statement just before or
+  // just after, in the same block, unconditional) reads a tensor to the host: `.item()`,
+  // `.tolist()`, `.cpu()`, `.numpy()` (round 27: iBOT's `torch.cuda.synchronize()` followed
+  // by `metric_logger.update(loss=loss.item())`). Returns that read, or null.
+  TSNode adjacent_blocking_read(TSNode call) const {
+    TSNode stmt = ts_node_parent(call);
+    if (!is(stmt, k.expression_statement)) return TSNode{};
+    auto skip_comments = [&](TSNode n, bool forward) {
+      while (!is_null(n) && is(n, k.comment)) n = forward ? ts_node_next_named_sibling(n) : ts_node_prev_named_sibling(n);
+      return n;
+    };
+    for (TSNode next : {skip_comments(ts_node_next_named_sibling(stmt), true),
+                        skip_comments(ts_node_prev_named_sibling(stmt), false)}) {
+      if (is_null(next) || (!is(next, k.expression_statement) && !is(next, k.return_statement))) continue;
+      TSNode read{};
+      ctx.model.for_each_call_in(next, [&](TSNode c) {
+        TSNode callee = field(c, k.f_function);
+        if (is_null(read) && is(callee, k.attribute) &&
+            in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source)) && is_null(positional_arg(c, 0)))
+          read = c;
+      });
+      if (!is_null(read)) return read;
+    }
+    return TSNode{};
   }
 
   // The loop being timed: the training-step loop (the outermost loop whose own body

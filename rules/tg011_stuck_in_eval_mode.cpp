@@ -12,7 +12,9 @@
 // the code itself can show the intent: `R.train()` (or a parent's) before the loop in the same
 // function, and the eval() after the loop's backward in source order, so the next iteration
 // reaches the backward in evaluation mode with no train() on the way.
-// Exempt: methods of a LightningModule (the trainer switches modes; recorded as a silence
+// Exempt: a training helper that itself switches the model to eval before its own backward
+// and runs no validation pass (a linear probe on frozen features trains in eval mode on
+// purpose, TG011-NX22, recorded as a silence); methods of a LightningModule (the trainer switches modes; recorded as a silence
 // with the class that shows it); freezing a strict
 // submodule (`model.backbone.eval()`) when the loop never puts the whole model in eval mode
 // (TG011-P05); receivers bound to something that is not a module (an optimizer, a loss, a
@@ -296,12 +298,38 @@ struct Checker final : RuleCheck {
                            "not the model the backward trains (a frozen backbone, an EMA copy), so eval mode is intended",
                            {{range_of(backward), quote_code(text_of(backward, ctx.source)) + " trains another model"}});
     }
+    if (auto on_purpose = trains_in_eval_mode(epoch, sw, scope))
+      return stay_silent("TG011", sw.anchor,
+                         "the training pass itself switches `" + *sw.receiver + "` to evaluation mode before its "
+                         "backward, every epoch: the model is trained in eval mode on purpose (a linear probe on "
+                         "frozen features keeps batch-norm statistics fixed), so no switch leaves it stuck",
+                         {{range_of(on_purpose->anchor), quote_code(text_of(on_purpose->anchor, ctx.source)) +
+                                                            " runs the backward"},
+                          {range_of(on_purpose->eval_call), quote_code(text_of(on_purpose->eval_call, ctx.source)) +
+                                                               " comes before it in that routine"}});
     if (auto owner = class_owner(ctx.model, scope); owner && owner->framework == Framework::Lightning)
       return stay_silent("TG011", sw.anchor,
                          "the Lightning Trainer switches the model back to training mode after "
                          "every validation pass, so this loop is not reported",
                          {{range_of(owner->site), describe_owner(*owner, ctx.source)}});
     out.push_back(make_finding(sw, epoch, backward, validation, scope));
+  }
+
+  // The local helper the epoch loop calls for its backward (`train(loader, model, ...)`) puts
+  // R (or a parent of R) in evaluation mode before its own backward: the author trains in eval
+  // mode (round 27: MoCo v3's linear probe). A helper that also validates may have switched
+  // for its validation pass, so it does not count. Returns that switch, as seen from the loop.
+  std::optional<EvalSwitch> trains_in_eval_mode(TSNode epoch, const EvalSwitch& sw, int scope) const {
+    TSNode site = backward_site(epoch);
+    if (is_null(site) || !sw.receiver) return std::nullopt;
+    const FunctionInfo* fn = local_callee(site);
+    std::optional<EvalSwitch> inner = fn ? eval_switch_at(site, scope) : std::nullopt;
+    if (!inner || !inner->receiver || !restores(inner->receiver, sw.receiver)) return std::nullopt;
+    TSNode body = field(fn->node, k.f_body);
+    TSNode own_backward = backward_site(body);
+    if (is_null(own_backward) || !is_null(validation_evidence(body, 1)) || ts_node_start_byte(inner->eval_call) >= ts_node_start_byte(own_backward))
+      return std::nullopt;
+    return inner;
   }
 
   // A forward pass of `model` (or of a part of it, `model.encoder(x)`) with autograd on inside

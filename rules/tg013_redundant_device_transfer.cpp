@@ -17,7 +17,9 @@
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
 // a loop that runs once (`for _ in range(1)`, TG013-NX31); a copy assigned behind `if x is None:`
 // (or `not x`), or behind `if i == 0:` on a `range` / `enumerate` counter, in the loop: made
-// once (TG013-NX32, recorded as a silence);
+// once (TG013-NX32, recorded as a silence); a loop over files, whose body opens or decodes
+// the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
+// recorded as a silence);
 // tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
@@ -227,6 +229,13 @@ struct Checker final : RuleCheck {
     if (!is_null(dest) && reads_varying(dest, st)) return;  // a different device each pass
     if (method == "cuda" && is_null(dest) && current_device_varies(n, st)) return;
     if (selected_by_loop(n, st)) return;
+    if (TSNode read = file_read_per_pass(*st.innermost_loop()); !is_null(read)) {
+      stay_silent("TG013", n,
+                  "a loop over files: each pass reads " + quote_code(text_of(read, ctx.source)) +
+                      " from the loop's own variable, so an upload per file is not what the loop waits on",
+                  {{range_of(read), quote_code(text_of(read, ctx.source)) + " opens the file this pass walks to"}});
+      return;
+    }
     if (TSNode guard = built_once(n, st); !is_null(guard)) {
       stay_silent("TG013", n,
                   "built once: the copy is assigned behind " + quote_code(text_of(guard, ctx.source)) +
@@ -483,6 +492,39 @@ struct Checker final : RuleCheck {
     if (leaf != "to") return false;
     TSNode kw = keyword_arg(call, "device", ctx.source);
     return is_cpu(is_null(kw) ? positional_arg(call, 0) : kw);
+  }
+
+  // A call in the loop's body that opens or decodes a file named by the loop's own variable
+  // (`with Image.open(input_img_path) as image:` in `for input_img_path in all_img_paths:`,
+  // round 27: a video-sampling script's per-image loop): the loop walks files, and a per-pass
+  // upload of a few bytes is nothing next to the disk. Returns that call, or null.
+  TSNode file_read_per_pass(const LoopFrame& loop) const {
+    static constexpr std::string_view kFileReaders[] = {
+        "open",           "PIL.Image.open",  "cv2.imread",    "imageio.imread", "imageio.v2.imread",
+        "imageio.v3.imread", "torchaudio.load", "soundfile.read", "librosa.load",  "numpy.load",
+        "torch.load",     "torchvision.io.read_image", "skimage.io.imread"};
+    if (!is(loop.node, k.for_statement)) return TSNode{};
+    std::unordered_set<std::string> targets;
+    add_targets(field(loop.node, k.f_left), targets);
+    if (targets.empty()) return TSNode{};
+    TSNode found{};
+    ctx.model.for_each_call_in(field(loop.node, k.f_body), [&](TSNode c) {
+      if (!is_null(found)) return;
+      auto q = ctx.model.qualified_callee(c);
+      bool builtin_open = is(field(c, k.f_function), k.identifier) && ctx.model.callee_leaf(c) == "open" &&
+                          !ctx.model.import_of("open") && !ctx.model.functions_named("open");
+      if (!builtin_open && (!q || *q == "open" || !in(kFileReaders, *q))) return;
+      TSNode path = positional_arg(c, 0);
+      if (!is_null(path) && mentions_any(path, targets)) found = c;
+    });
+    return found;
+  }
+
+  bool mentions_any(TSNode n, const std::unordered_set<std::string>& names) const {
+    if (is(n, k.identifier)) return names.count(std::string(text_of(n, ctx.source))) > 0;
+    bool hit = false;
+    for_each_named_child(n, [&](TSNode c) { hit = hit || mentions_any(c, names); });
+    return hit;
   }
 
   // The same object is downloaded (`net.cpu()`, an EMA offloaded with `.to(device="cpu")`)
