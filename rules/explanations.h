@@ -58,7 +58,9 @@ Not flagged
   `__init__` (run once per object: a bounded number of values); loops whose only
   graph-carrying values are indexes or slices of tensors made before them (views of graphs
   that exist once); losses computed by a criterion from a prediction made under no_grad, also
-  through a local helper called on such values; test functions. Deciding
+  through a local helper called on such values; test functions; element stores into a
+  preallocated tensor or through `.data` (`delta.data[mask] = v` copies values with no
+  autograd history). Deciding
   this is a reachability question over the whole file, not a syntax pattern.)";
 
 inline constexpr std::string_view kExplainTG002 = R"(Why it costs money
@@ -186,7 +188,9 @@ Not flagged
   BCE on parameters or values whose graph cannot be shown; a tuple element whose model or
   forward cannot be read (a parameter, an imported class, a forward that returns a name);
   a forward ending in a sigmoid feeding plain BCE; criteria whose binding cannot be seen; a stand-alone nn.Sigmoid() that is not the last layer of a Sequential; a
-  same-named criterion bound to another class in another function.)";
+  same-named criterion bound to another class in another function; a Sequential ending in
+  nn.Sigmoid() whose every call feeds another computation (a gate handed to `lerp`, a factor
+  in a product), never returned (shown as a silence).)";
 
 inline constexpr std::string_view kExplainTG004 = R"(Why it costs money
   With `num_workers` unset (the default is 0) or 0, the training process itself reads,
@@ -374,7 +378,8 @@ Not flagged
   dtype casts; destinations that change per iteration (a loop over devices, `.cuda()` under
   `torch.cuda.device(i)`) or cannot be shown to be a device; a model moved back after a
   `.cpu()` in the same loop (checkpointing); tensors created with `device=` or moved once
-  before the loop; a loop over files, whose body opens or decodes the file its own variable
+  before the loop; loops that run once (`for _ in range(1)`, or `n = 0` then `while n < 1:`
+  ending in `n += 1`); a loop over files, whose body opens or decodes the file its own variable
   names (`Image.open(path)`, `torch.load(path)`: the disk, not the upload, is what each pass
   waits on; shown as a silence); transfers outside loops.)";
 

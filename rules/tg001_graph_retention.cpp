@@ -5,7 +5,8 @@
 // that is `.backward()`ed) -> the store and why its holder persists -> whether a backward in
 // the same iteration already consumed the graph (warning: host-side bookkeeping leaks) or
 // none ever does (error: every activation stays on the device).
-// Exempt: stores under no_grad; values not proven to hold tensors (an unseen callee's
+// Exempt: stores under no_grad; subscript stores into a preallocated tensor or through
+// `.data` (`delta.data[mask] = v` copies values with no history, TG001-NX51); values not proven to hold tensors (an unseen callee's
 // result is Unknown, a number or an array has no graph); holders that a later backward or a
 // differentiable return reads (stacked RL objectives, chunked losses, pipeline getters),
 // decided by reachability; per-call containers: a holder local to a function that has no
@@ -105,6 +106,10 @@ class Check final : public RuleCheck {
   // `buf[i] = v` into a preallocated tensor is an in-place copy inside one graph, not a
   // container that keeps one graph per iteration (`out = torch.zeros(...)`).
   bool is_tensor_holder(const std::string& holder, int scope) const {
+    // `delta.data[I] = v`: writing through `.data` copies values into the tensor's storage
+    // with no autograd history (round 28: fast_adversarial's PGD step), so nothing of v's
+    // graph is kept.
+    if (holder.ends_with(".data")) return true;
     if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(holder, scope))
       for (const BindingSite& b : *sites) {
         TSNode v = unparenthesize(b.value);

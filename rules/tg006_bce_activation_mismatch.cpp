@@ -23,7 +23,10 @@
 // (attention weights, a gate): a note that names the holder.
 // Exempt: criteria whose binding cannot be seen; inputs squashed by sigmoid, softmax or a
 // clamp anywhere on their chain; models defined in this file whose body applies one;
-// parameters (their values cannot be seen); constructors (`nn.BCELoss(weight)`).
+// parameters (their values cannot be seen); constructors (`nn.BCELoss(weight)`); a Sequential
+// bound to `self.X` whose every call feeds another computation as an operand or a non-loss
+// argument (a gate handed to `lerp`, a factor in a product), never returned (TG006-NX15,
+// recorded as a silence).
 #include <algorithm>
 #include <cctype>
 
@@ -106,7 +109,17 @@ struct Checker final : RuleCheck {
 
   void finish(std::vector<Finding>& sink) override {
     if (!is_null(logits_use))
-      for (const LayerHead& h : layer_heads) out.push_back(layer_finding(h));
+      for (const LayerHead& h : layer_heads) {
+        if (TSNode use = intermediate_use(h); !is_null(use)) {
+          stay_silent("TG006", h.head,
+                      "the Sequential's output is an intermediate: every call of it in its class is used "
+                      "inside the method (a gate, a mixing weight), never returned, so it is not what the "
+                      "with-logits loss receives",
+                      {{range_of(use), quote_code(text(use)) + " is consumed here, not returned"}});
+          continue;
+        }
+        out.push_back(layer_finding(h));
+      }
     for (Finding& f : out) sink.push_back(std::move(f));
   }
 
@@ -557,6 +570,71 @@ struct Checker final : RuleCheck {
         }
     }
     return first;
+  }
+
+  // The Sequential ending in `h.head` is bound to `self.X` (`self.mix = nn.Sequential(...,
+  // nn.Sigmoid()) if flag else None`), and every call `self.X(...)` in the class feeds another
+  // computation as an operand or an argument (directly, or through a name read only that
+  // way), never returned itself (round 28: soundstorm's value-residual mix, a sigmoid gate
+  // handed to `lerp`). Returns the first such call; null when a call's result may be the
+  // output, or when none is seen.
+  TSNode intermediate_use(const LayerHead& h) const {
+    if (h.class_index < 0) return TSNode{};
+    TSNode seq = ts_node_parent(ts_node_parent(h.head));  // argument_list -> Sequential call
+    TSNode up = ts_node_parent(seq);
+    while (!is_null(up) && (is(up, k.conditional_expression) || is(up, k.parenthesized_expression)))
+      up = ts_node_parent(up);
+    if (!is(up, k.assignment)) return TSNode{};
+    auto attr = dotted_name(field(up, k.f_left), ctx.source);
+    if (!attr || !attr->starts_with("self.")) return TSNode{};
+    TSNode cls = ctx.model.classes()[static_cast<size_t>(h.class_index)].node;
+    TSNode first{};
+    bool returned = false;
+    ctx.model.for_each_call_in(cls, [&](TSNode c) {
+      if (returned || text(ctx.model.callee_of(c)) != *attr) return;
+      if (result_returned(c)) returned = true;
+      else if (is_null(first)) first = c;
+    });
+    return returned ? TSNode{} : first;
+  }
+
+  // The call's value may leave its function: returned directly (or in a returned tuple), bound
+  // to a name a return statement mentions, or read other than as an operand or an argument
+  // of another computation (`p.view(...)` reshapes the output itself).
+  bool result_returned(TSNode call) const {
+    TSNode p = ts_node_parent(call);
+    while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.expression_list) || is(p, k.tuple)))
+      p = ts_node_parent(p);
+    if (is_null(p) || is(p, k.return_statement)) return true;
+    if (is(p, k.argument_list)) return feeds_a_loss(p);  // `v.lerp(r, self.mix(x))` is a gate
+    if (is(p, k.binary_operator)) return false;
+    if (!is(p, k.assignment) || !ts_node_eq(unparenthesize(field(p, k.f_right)), call)) return true;
+    TSNode target = field(p, k.f_left);
+    if (!is(target, k.identifier)) return true;  // unpacked or stored: not followed
+    int f = ctx.model.enclosing_function(ctx.model.scope_enclosing(call));
+    if (f < 0) return true;
+    std::string_view name = text(target);
+    bool leaves = false;
+    for_each_identifier(field(ctx.model.functions()[f].node, k.f_body), [&](TSNode id) {
+      if (leaves || text(id) != name || ts_node_start_byte(id) <= ts_node_end_byte(p)) return;
+      TSNode up = ts_node_parent(id);
+      leaves = is(up, k.argument_list) ? feeds_a_loss(up) : !is(up, k.binary_operator);
+    });
+    return leaves;
+  }
+
+  // The arguments belong to a BCE loss call (`self.crit(self.layers(x), y)`): the output
+  // reaches the loss.
+  bool feeds_a_loss(TSNode arguments) const {
+    TSNode call = ts_node_parent(arguments);
+    TSNode site{};
+    return is(call, k.call) && loss_kind(call, ctx.model.scope_enclosing(call), &site) != LossKind::None;
+  }
+
+  template <typename F>
+  void for_each_identifier(TSNode n, F&& f) const {
+    if (is(n, k.identifier)) return f(n);
+    for_each_named_child(n, [&](TSNode c) { for_each_identifier(c, f); });
   }
 
   Finding layer_finding(const LayerHead& h) const {

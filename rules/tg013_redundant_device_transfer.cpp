@@ -15,7 +15,8 @@
 // variable of a loop over a literal list of configurations (`if device == "cuda":`);
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
-// a loop that runs once (`for _ in range(1)`, TG013-NX31); a copy assigned behind `if x is None:`
+// a loop that runs once (`for _ in range(1)`, TG013-NX31; `n = 0` ... `while n < 1:` ending in
+// `n += 1`, TG013-NX37); a copy assigned behind `if x is None:`
 // (or `not x`), or behind `if i == 0:` on a `range` / `enumerate` counter, in the loop: made
 // once (TG013-NX32, recorded as a silence); a loop over files, whose body opens or decodes
 // the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
@@ -190,6 +191,7 @@ struct Checker final : RuleCheck {
 
   // `for _ in range(1):` runs its body once: no pass repeats the copy.
   bool single_pass(TSNode loop) const {
+    if (is(loop, k.while_statement)) return counted_once(loop);
     if (!is(loop, k.for_statement)) return false;
     TSNode it = unparenthesize(field(loop, k.f_right));
     if (!is(it, k.call) || text_of(field(it, k.f_function), ctx.source) != "range") return false;
@@ -199,6 +201,38 @@ struct Checker final : RuleCheck {
     if (n == 1) return literal(ts_node_named_child(args, 0), "1") || literal(ts_node_named_child(args, 0), "0");
     if (n == 2) return literal(ts_node_named_child(args, 0), "0") && literal(ts_node_named_child(args, 1), "1");
     return false;
+  }
+
+  // `n = 0` just before `while n < 1:` whose body ends each pass with `n += 1` at its top
+  // level (round 28: torchattacks' FAB runs its restarts loop this way, once): a counter loop
+  // whose literal bounds allow one pass.
+  bool counted_once(TSNode loop) const {
+    TSNode cond = unparenthesize(field(loop, k.f_condition));
+    if (!is(cond, k.comparison_operator) || ts_node_named_child_count(cond) != 2) return false;
+    TSNode counter = ts_node_named_child(cond, 0), bound = ts_node_named_child(cond, 1);
+    if (!is(counter, k.identifier) || !is(bound, k.integer)) return false;
+    std::string_view op = text_of(ts_node_child(cond, 1), ctx.source);
+    std::string_view name = text_of(counter, ctx.source);
+    auto as_int = [&](TSNode n) { return std::atoll(std::string(text_of(n, ctx.source)).c_str()); };
+    std::optional<long long> start;
+    for (TSNode p = ts_node_prev_named_sibling(loop); !is_null(p) && !start; p = ts_node_prev_named_sibling(p)) {
+      TSNode e = is(p, k.expression_statement) ? ts_node_named_child(p, 0) : TSNode{};
+      if (!is(e, k.assignment) || text_of(field(e, k.f_left), ctx.source) != name) continue;
+      if (!is(field(e, k.f_right), k.integer)) return false;
+      start = as_int(field(e, k.f_right));
+    }
+    if (!start) return false;
+    long long passes = op == "<" ? as_int(bound) - *start : op == "<=" ? as_int(bound) - *start + 1 : -1;
+    if (passes != 1) return false;
+    bool steps_by_one = false;
+    for_each_named_child(field(loop, k.f_body), [&](TSNode st) {
+      TSNode e = is(st, k.expression_statement) ? ts_node_named_child(st, 0) : TSNode{};
+      if (is(e, k.augmented_assignment) && text_of(field(e, k.f_left), ctx.source) == name &&
+          text_of(ts_node_child(e, 1), ctx.source) == "+=" && is(field(e, k.f_right), k.integer) &&
+          as_int(field(e, k.f_right)) == 1)
+        steps_by_one = true;
+    });
+    return steps_by_one;
   }
 
   // `self.<method>` inside a class of this file that defines `<method>` itself.
