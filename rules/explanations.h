@@ -156,8 +156,12 @@ Not flagged
   are not the last layer of an nn.Sequential (attention normalisation); activations and
   criteria read from their bindings, so `self.softmax = nn.LogSoftmax(dim=1)` into NLL is
   correct however it is named, and a criterion or activation whose binding cannot be seen
-  (a parameter, another file) is not guessed; a variable is judged by the assignments that
-  reach the loss in the same function, not by a same-named variable elsewhere.)";
+  (another file, a parameter that this file's calls fill with different things) is not
+  guessed; a variable is judged by the assignments that reach the loss in the same function,
+  not by a same-named variable elsewhere. A model of this file whose `forward` returns
+  softmax is followed into the loss it feeds (`F.nll_loss(model(x), y)`), reported once per
+  forward: an error when the model's binding is in the loss's routine, a warning when the
+  model or the criterion is a parameter read through this file's calls of that routine.)";
 
 inline constexpr std::string_view kExplainTG006 = R"(Why it costs money
   BCEWithLogitsLoss / binary_cross_entropy_with_logits apply a sigmoid to their input

@@ -12,9 +12,19 @@
 // the last layer of a Sequential (attention); criteria and activations whose binding cannot be
 // seen (parameters, other files); a same-named variable in another function (TG005-P09).
 // log_softmax into cross-entropy is numerically the same loss: a warning about redundant work.
+// Model path: the loss's input is `model(x)` (or a name bound to it, or rows of it), `model`
+// holds a module class of this file (its binding, through `.to(device)`; or, for a parameter,
+// what every call of the routine in this file passes), and every return of that class's
+// `forward` is softmax / log_softmax -> one finding per forward, on the training loss
+// (TG005-PX21). A criterion parameter is read the same way. Read through callers, the
+// finding is a warning that names that step (another module may call the routine).
+// Exempt: callers that pass different classes or losses, classes not in this file (NX21).
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <unordered_map>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "analysis/reaching.h"
 #include "rules/callable_binding.h"
@@ -41,6 +51,7 @@ struct LossCall {
   TSNode call{};
   LossKind kind = LossKind::None;
   TSNode criterion{};  // the binding's value (`nn.CrossEntropyLoss()`), null for F.cross_entropy
+  TSNode caller_call{};  // the criterion is a parameter: a call of its routine that passes it
 };
 
 struct Checker final : RuleCheck {
@@ -53,6 +64,24 @@ struct Checker final : RuleCheck {
   TSNode log_use{};                 // first `torch.log(...)` / `x.log()`: probabilities made log-probabilities
   TSNode skorch_classifier{};       // first mention of skorch's NeuralNetClassifier
 
+  // A loss fed the output of a local module class whose `forward` normalises: reported once
+  // per activation, at the activation in `forward`, with the first such loss.
+  struct ForwardFeed {
+    LossCall loss;
+    TSNode model_call{};   // `model(data)`
+    TSNode input{};        // the loss's input (`output`, `output[mask]`, or the call itself)
+    TSNode activation{};   // the softmax / log_softmax call `forward` returns
+    Act act = Act::None;
+    int cls = -1;
+    TSNode model_site{};   // the constructor the model name is bound to
+    TSNode caller_call{};  // a call of the loss's routine that passes the model (when read through callers)
+  };
+  std::vector<ForwardFeed> forward_feeds;
+  TSNode loss_input{};  // the input of the loss being checked, as written
+  // Calls of each function of this file by its name, read once (only when a parameter is
+  // followed to its callers): a file with many calls must not be rescanned per parameter.
+  mutable std::optional<std::unordered_map<int, std::vector<TSNode>>> calls_by_function;
+
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
   std::string_view text(TSNode n) const { return text_of(n, ctx.source); }
@@ -64,6 +93,7 @@ struct Checker final : RuleCheck {
     note_log_or_skorch(n);
     LossCall loss{n};
     loss.kind = loss_kind(n, st.scope, &loss.criterion);
+    if (loss.kind == LossKind::None) loss.kind = parameter_criterion(n, st.scope, loss);
     if (loss.kind == LossKind::None) return;
     TSNode input = positional_arg(n, 0);
     if (is_null(input)) input = keyword_arg(n, "input", ctx.source);
@@ -97,6 +127,16 @@ struct Checker final : RuleCheck {
 
   void finish(std::vector<Finding>& sink) override {
     for (TSNode head : layer_heads) report_layer(head);
+    // One finding per activation, on the training loss when there is one (an evaluation
+    // loss under no_grad reads the same output).
+    std::vector<const void*> reported;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const ForwardFeed& feed : forward_feeds) {
+        if (pass == 0 && ctx.provenance.in_no_grad(feed.loss.call)) continue;
+        if (std::find(reported.begin(), reported.end(), node_id(feed.activation)) != reported.end()) continue;
+        reported.push_back(node_id(feed.activation));
+        out.push_back(forward_finding(feed));
+      }
     for (Finding& f : out) sink.push_back(std::move(f));
   }
 
@@ -120,6 +160,57 @@ struct Checker final : RuleCheck {
   // author's own loss, not torch's.
   LossKind loss_kind(TSNode call, int scope, TSNode* site) const {
     return kind_of_loss(binding.applied_callable(call, scope, {"cross_entropy", "nll_loss"}, site));
+  }
+
+  // What each call of `function` in this file passes for its parameter `index`.
+  std::vector<PassedArgument> passed_to(int function, size_t index) const {
+    if (!calls_by_function) {
+      calls_by_function.emplace();
+      ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
+        const std::vector<int>* fs = local_callees(ctx.model, call);
+        if (fs && fs->size() == 1) (*calls_by_function)[fs->front()].push_back(call);
+      });
+    }
+    std::vector<PassedArgument> passed;
+    auto it = calls_by_function->find(function);
+    if (it == calls_by_function->end()) return passed;
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    for (TSNode call : it->second)
+      passed.push_back({call, argument_for(fn, call, index, ctx.source), ctx.model.scope_enclosing(call)});
+    return passed;
+  }
+
+  // `criterion(output, y)` where `criterion` is a parameter of the routine and every call of
+  // the routine in this file passes the same kind of loss (`nn.NLLLoss()`, or a name bound to
+  // one): that loss, read through the callers (a weak step: another module may pass another).
+  LossKind parameter_criterion(TSNode call, int scope, LossCall& loss) const {
+    TSNode callee = ctx.model.callee_of(call);
+    int f = ctx.model.enclosing_function(scope);
+    if (!is(callee, k.identifier) || f < 0 || !ctx.model.parameter(text(callee), scope)) return LossKind::None;
+    const FunctionInfo& fn = ctx.model.functions()[f];
+    size_t index = 0;
+    while (index < fn.params.size() && fn.params[index].name != text(callee)) ++index;
+    std::vector<PassedArgument> passed = passed_to(f, index);
+    LossKind kind = LossKind::None;
+    for (const PassedArgument& a : passed) {
+      if (is_null(a.argument)) return LossKind::None;
+      TSNode site{};
+      LossKind k2 = LossKind::None;
+      TSNode arg = unparenthesize(a.argument);
+      if (is(arg, k.call)) {
+        k2 = kind_of_loss(ctx.model.callee_leaf(arg));
+        site = arg;
+      } else {
+        ResolvedCallable r = binding.resolve(arg, a.scope);
+        k2 = kind_of_loss(r.leaf);
+        site = r.site;
+      }
+      if (k2 == LossKind::None || (kind != LossKind::None && k2 != kind)) return LossKind::None;
+      kind = k2;
+      if (is_null(loss.criterion)) loss.criterion = site;
+    }
+    if (kind != LossKind::None) loss.caller_call = passed.front().call;
+    return kind;
   }
 
   // --- the activation --------------------------------------------------------------------
@@ -173,14 +264,21 @@ struct Checker final : RuleCheck {
   }
 
   void check_input(const LossCall& loss, TSNode input, int scope) {
+    loss_input = input;
+    // `output[mask]`: a selection of the rows keeps what they are.
+    while (is(input, k.subscript)) input = unparenthesize(field(input, k.f_value));
     if (is(input, k.call)) {
       Activation a = activation_of(input, scope);
       if (mismatch(loss.kind, a.kind)) out.push_back(inline_finding(loss, input, a));
+      else if (a.kind == Act::None) check_forward(loss, input, scope);
       return;
     }
     auto dotted = dotted_name(input, ctx.source);
     if (!dotted) return;
     std::vector<TSNode> values = reaching_values(*dotted, input, scope);
+    if (values.size() == 1 && is(unparenthesize(values.front()), k.call) &&
+        activation_of(unparenthesize(values.front()), scope).kind == Act::None)
+      return check_forward(loss, unparenthesize(values.front()), scope);  // `output = model(x)`
     Act kind = Act::None;
     for (TSNode v : values) {
       v = unparenthesize(v);
@@ -190,6 +288,129 @@ struct Checker final : RuleCheck {
     }
     if (!values.empty() && mismatch(loss.kind, kind))
       out.push_back(variable_finding(loss, input, values.back(), kind));
+  }
+
+  // --- a model whose forward normalises -------------------------------------------------
+
+  // `model(x)` where `model` is bound to a module class of this file (directly, or as the
+  // parameter every call of the routine passes one to) whose `forward` returns softmax /
+  // log_softmax on every return (the seeded `output = F.softmax(x, dim=1); return output` of a
+  // classifier trained with `F.nll_loss`).
+  void check_forward(const LossCall& loss, TSNode call, int scope) {
+    ForwardFeed feed{loss, call, loss_input};
+    feed.cls = module_class_of(field(call, k.f_function), scope, 0, feed);
+    if (feed.cls < 0) return;
+    feed.act = forward_activation(feed.cls, feed.activation);
+    if (mismatch(loss.kind, feed.act)) forward_feeds.push_back(feed);
+  }
+
+  // The module class of this file a value holds: a constructor call (through `.to(device)`,
+  // `.cuda()`, ...), a name every binding of which holds the same one (`model = model.to(d)`
+  // keeps it), or a parameter every call of its function in this file passes one for. -1
+  // when not shown.
+  int module_class_of(TSNode v, int scope, int depth, ForwardFeed& feed) const {
+    v = unparenthesize(v);
+    if (depth > 3 || is_null(v)) return -1;
+    while (is(v, k.call) && is(ctx.model.callee_of(v), k.attribute) &&
+           names::keeps_module(text(field(ctx.model.callee_of(v), k.f_attribute))))
+      v = unparenthesize(field(ctx.model.callee_of(v), k.f_object));
+    if (is(v, k.call)) {
+      TSNode callee = ctx.model.callee_of(v);
+      int cls = is(callee, k.identifier) ? ctx.model.class_named(text(callee)) : -1;
+      if (cls < 0 || !ctx.model.classes()[static_cast<size_t>(cls)].is_module) return -1;
+      if (is_null(feed.model_site)) feed.model_site = v;
+      return cls;
+    }
+    auto dotted = dotted_name(v, ctx.source);
+    if (!dotted) return -1;
+    std::vector<BindingSite> sites = binding.bindings_of(*dotted, scope);
+    if (!sites.empty()) {
+      int cls = -1;
+      for (const BindingSite& b : sites) {
+        if (b.arity > 1 || is_null(b.value)) return -1;
+        if (rebinds_itself(b.value, *dotted)) continue;  // `model = model.to(device)`
+        int c = module_class_of(b.value, scope, depth + 1, feed);
+        if (c < 0 || (cls >= 0 && c != cls)) return -1;
+        cls = c;
+      }
+      return cls;
+    }
+    int f = ctx.model.enclosing_function(scope);
+    if (f < 0 || dotted->find('.') != std::string::npos || !ctx.model.parameter(*dotted, scope)) return -1;
+    const FunctionInfo& fn = ctx.model.functions()[f];
+    size_t index = 0;
+    while (index < fn.params.size() && fn.params[index].name != *dotted) ++index;
+    std::vector<PassedArgument> passed = passed_to(f, index);
+    if (passed.empty()) return -1;
+    int cls = -1;
+    for (const PassedArgument& a : passed) {
+      int c = is_null(a.argument) ? -1 : module_class_of(a.argument, a.scope, depth + 1, feed);
+      if (c < 0 || (cls >= 0 && c != cls)) return -1;
+      cls = c;
+    }
+    if (is_null(feed.caller_call)) feed.caller_call = passed.front().call;
+    return cls;
+  }
+
+  bool rebinds_itself(TSNode value, const std::string& dotted) const {
+    TSNode v = unparenthesize(value);
+    while (is(v, k.call) && is(ctx.model.callee_of(v), k.attribute) &&
+           names::keeps_module(text(field(ctx.model.callee_of(v), k.f_attribute))))
+      v = unparenthesize(field(ctx.model.callee_of(v), k.f_object));
+    auto d = dotted_name(v, ctx.source);
+    return d && *d == dotted;
+  }
+
+  // What the class's `forward` returns on every return statement: softmax or log_softmax
+  // (inline, or a name every reaching assignment of which is one), else None. `where`
+  // receives the activation call of the last return read.
+  Act forward_activation(int cls, TSNode& where) const {
+    const std::vector<int>* fs = ctx.model.functions_named("forward");
+    if (!fs) return Act::None;
+    for (int f : *fs) {
+      const FunctionInfo& fn = ctx.model.functions()[f];
+      if (fn.class_index != cls) continue;
+      if (fn.returns.empty()) return Act::None;
+      Act kind = Act::None;
+      for (TSNode ret : fn.returns) {
+        TSNode v = unparenthesize(ts_node_named_child(ret, 0));
+        TSNode act_call{};
+        if (is(v, k.call)) act_call = v;
+        else if (is(v, k.identifier)) {
+          std::vector<BindingSite> sites = reaching_sites(ctx.model, text(v), ret, fn.scope);
+          if (sites.size() != 1 || sites.front().arity != 1) return Act::None;
+          act_call = unparenthesize(sites.front().value);
+        }
+        Act a = is(act_call, k.call) ? activation_of(act_call, fn.scope).kind : Act::None;
+        if (a == Act::None || (kind != Act::None && a != kind)) return Act::None;
+        kind = a;
+        where = act_call;
+      }
+      return kind;
+    }
+    return Act::None;
+  }
+
+  Finding forward_finding(const ForwardFeed& feed) const {
+    Finding f = base_finding(feed.loss, feed.input, feed.act);
+    const std::string& cls = ctx.model.classes()[static_cast<size_t>(feed.cls)].name;
+    describe(f, feed.loss, quote_code(text(feed.model_call)) + ", whose `" + cls + ".forward` returns " + quote_code(text(feed.activation)) + ",", feed.act);
+    f.hint = feed.loss.kind == LossKind::Nll
+                 ? "Return `log_softmax` from `forward` (or return the scores and use cross-entropy)."
+                 : "Return the scores from `forward` and apply softmax only where probabilities are reported.";
+    f.evidence.push_back({range_of(feed.model_call), quote_code(text(feed.model_call)) + " is the loss's input"});
+    if (!is_null(feed.model_site))
+      f.evidence.push_back({range_of(feed.model_site), quote_code(text(feed.model_site)) + " is the model (" + quote_code(cls) + ", defined in this file)"});
+    if (!is_null(feed.caller_call)) {
+      f.evidence.push_back({range_of(feed.caller_call),
+                            "the model is a parameter: every call in this file (" + quote_code(text(feed.caller_call)) +
+                                " and the others) passes a " + quote_code(cls) +
+                                ", but a caller elsewhere may pass another model (weak step: a warning)"});
+      f.severity = Severity::Warning;
+    }
+    f.evidence.push_back({range_of(feed.activation), quote_code(text(feed.activation)) + " computes " +
+                                                         act_name(feed.act) + " and is what `forward` returns"});
+    return f;
   }
 
   static std::string act_name(Act a) { return a == Act::Softmax ? "softmax" : "log_softmax"; }
@@ -205,6 +426,14 @@ struct Checker final : RuleCheck {
     if (!is_null(loss.criterion))
       f.evidence.push_back({range_of(loss.criterion), quote_code(text(loss.criterion)) +
                                                           " is the criterion this call applies"});
+    if (!is_null(loss.caller_call)) {
+      f.evidence.push_back({range_of(loss.caller_call),
+                            "the criterion is a parameter: every call in this file (" +
+                                quote_code(text(loss.caller_call)) +
+                                " and the others) passes this loss, but a caller elsewhere may pass another "
+                                "(weak step: a warning)"});
+      f.severity = Severity::Warning;
+    }
     return f;
   }
 

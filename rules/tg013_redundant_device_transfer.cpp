@@ -63,6 +63,7 @@ struct Checker final : RuleCheck {
   const Kinds& k = kinds();
   std::vector<Finding> out;
   std::unordered_map<const void*, std::unordered_set<std::string>> assigned_cache;
+  std::unordered_map<const void*, TSNode> file_reads;  // loop -> its per-pass file read (or null)
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -532,7 +533,13 @@ struct Checker final : RuleCheck {
   // (`with Image.open(input_img_path) as image:` in `for input_img_path in all_img_paths:`,
   // round 27: a video-sampling script's per-image loop): the loop walks files, and a per-pass
   // upload of a few bytes is nothing next to the disk. Returns that call, or null.
-  TSNode file_read_per_pass(const LoopFrame& loop) const {
+  TSNode file_read_per_pass(const LoopFrame& loop) {
+    auto [it, fresh] = file_reads.try_emplace(node_id(loop.node));
+    if (fresh) it->second = find_file_read(loop);
+    return it->second;
+  }
+
+  TSNode find_file_read(const LoopFrame& loop) const {
     static constexpr std::string_view kFileReaders[] = {
         "open",           "PIL.Image.open",  "cv2.imread",    "imageio.imread", "imageio.v2.imread",
         "imageio.v3.imread", "torchaudio.load", "soundfile.read", "librosa.load",  "numpy.load",
