@@ -344,6 +344,10 @@ std::vector<UnitFacts> unit_facts(TSNode root, const std::vector<UnitSpan>& unit
     for (const LineGroup& m : split->members) {
       if (UnitFacts* f = facts_of(u)) {
         for (TSNode c : m.nodes) {
+          // A class body's own statements run once, at import, as the module's do: rules read
+          // them as module code (`model.eval()` there is in force for module-level forwards),
+          // so the slice must too.
+          if (units[u].role == UnitRole::ClassCode && !is_definition(c)) f->module_code = true;
           FactWalk{src, *f}.run(c, level);
           UseWalk{src, f->uses}.visit(c);
         }

@@ -50,7 +50,8 @@ struct UnitFacts {
   ByteRange range;                   // first statement's start to last statement's end
   TSPoint start{};                   // the point of range.begin
   UnitRole role = UnitRole::TopLevel;
-  bool module_code = false;          // holds a statement that is not a def or a class
+  bool module_code = false;          // holds a statement that is not a def or a class (class
+                                     // code too: it runs at import, as the module's does)
   bool pinned = false;               // an import: feeds the module model's file-wide answers
   std::vector<std::string> defines;     // sorted, unique
   std::vector<std::string> uses;        // sorted, unique: free names and `self.<name>`

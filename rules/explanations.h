@@ -292,7 +292,8 @@ Not flagged
   iterate elements (a `range(...)` loop or a loop / comprehension over a tensor is needed:
   a nested loop over a loader yields batches); per-element loops that themselves backward
   (micro-batches); validation under no_grad; a synchronize behind a flag (`if profile:`) or
-  run every N steps; a synchronize in a timing region (the step loop reads a clock such as
+  run every N steps, and per-element syncs under such a guard (an image log every N steps,
+  also through a loop over trackers); a synchronize in a timing region (the step loop reads a clock such as
   `time.perf_counter()`, records CUDA timing events or uses `torch.utils.benchmark`: the
   sync is needed for a correct measurement; shown as a silence); receivers not shown to be
   tensors (`buckets[k].tolist()`); a loop that backwards over a literal list of

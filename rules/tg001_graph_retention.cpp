@@ -6,7 +6,10 @@
 // the same iteration already consumed the graph (warning: host-side bookkeeping leaks) or
 // none ever does (error: every activation stays on the device).
 // Exempt: stores under no_grad; subscript stores into a preallocated tensor or through
-// `.data` (`delta.data[mask] = v` copies values with no history, TG001-NX51); values not proven to hold tensors (an unseen callee's
+// `.data` (`delta.data[mask] = v` copies values with no history, TG001-NX51); an attribute
+// emptied at the start of the routine (`self.acts = []`) and filled by a loop that does not
+// train (TG001-NX53, recorded as a silence); a backward that keeps its graph
+// (`autograd.grad(..., create_graph=True)`, `retain_graph=True`) consumes nothing (NX52); values not proven to hold tensors (an unseen callee's
 // result is Unknown, a number or an array has no graph); holders that a later backward or a
 // differentiable return reads (stacked RL objectives, chunked losses, pipeline getters),
 // decided by reachability; per-call containers: a holder local to a function that has no
@@ -366,6 +369,28 @@ bool trains(const RuleContext& ctx, TSNode loop, int scope) {
 }
 
 bool computes_a_loss(const RuleContext& ctx, const FunctionInfo& f);
+
+// `self.acts = []` as a statement of the routine's own body, before the loop that fills
+// `self.acts`, in a routine that never backwards and a loop that does not train (round 30:
+// a KAN-style MLP caching one forward's activations): instance state emptied on every call.
+// Returns that assignment, or null.
+TSNode reset_per_call(const RuleContext& ctx, const Candidate& c) {
+  const Kinds& k = kinds();
+  if (!c.holder.starts_with("self.") || is_null(c.loop)) return TSNode{};
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  if (!f || f->calls_backward || f->calls_autograd_grad || trains(ctx, c.loop, c.scope)) return TSNode{};
+  TSNode found{};
+  for_each_named_child(field(f->node, k.f_body), [&](TSNode st) {
+    if (!is_null(found) || ts_node_start_byte(st) >= ts_node_start_byte(c.loop)) return;
+    TSNode a = is(st, k.expression_statement) ? ts_node_named_child(st, 0) : TSNode{};
+    if (!is(a, k.assignment) || text_of(field(a, k.f_left), ctx.source) != c.holder) return;
+    TSNode v = unparenthesize(field(a, k.f_right));
+    bool empty = ((is(v, k.list) || is(v, k.dictionary)) && ts_node_named_child_count(v) == 0) ||
+                 (is(v, k.call) && (text_of(v, ctx.source) == "list()" || text_of(v, ctx.source) == "dict()"));
+    if (empty) found = a;
+  });
+  return found;
+}
 
 // A container local to a function that has no backward of its own and returns a graph to its
 // caller besides the container: a forward's per-layer states, a criterion's logging dict. The
@@ -777,6 +802,12 @@ bool rebound_after(const RuleContext& ctx, TSNode stored, TSNode backward, TSNod
   return false;
 }
 
+bool keeps_graph(TSNode backward, std::string_view src) {
+  for (std::string_view kw : {"create_graph", "retain_graph"})
+    if (TSNode v = keyword_arg(backward, kw, src); !is_null(v) && is(unparenthesize(v), kinds().true_)) return true;
+  return false;
+}
+
 void Check::finish(std::vector<Finding>& out) {
   const Reachability& reach = ctx.reachability;
   std::unordered_set<std::string> container_holders;
@@ -785,6 +816,10 @@ void Check::finish(std::vector<Finding>& out) {
   for (const Candidate& c : found) {
     TSNode backward = reach.backward_needing(c.region, c.scope, reach.reads(c.stored, c.scope));
     if (!is_null(backward) && rebound_after(ctx, c.stored, backward, c.store, c.region)) backward = TSNode{};
+    // `autograd.grad(..., create_graph=True)` / `.backward(retain_graph=True)` keeps the graph
+    // it differentiates: nothing is consumed (round 30: a Jacobian trace summed over input
+    // dimensions and returned for the loss to differentiate).
+    if (!is_null(backward) && keeps_graph(backward, ctx.source)) backward = TSNode{};
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
     if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
@@ -825,6 +860,14 @@ void Check::finish(std::vector<Finding>& out) {
       stay_silent("TG001", c.stored,
                   "per-call after the backward: `" + c.holder + "` is local to `" + owner->name +
                       "` and no loop it outlives trains, so what it keeps is freed when the call returns");
+      continue;
+    }
+    if (TSNode reset = reset_per_call(ctx, c); !is_null(reset)) {
+      stay_silent("TG001", c.stored,
+                  "reset every call: " + quote_code(text_of(reset, ctx.source)) +
+                      " empties it at the start of the routine, whose loop does not train, so it holds one "
+                      "call's values at most and the next call replaces them",
+                  {{range_of(reset), "empties `" + c.holder + "` before the loop"}});
       continue;
     }
     if (const FunctionInfo* owner = per_call_owner(ctx, c)) {

@@ -20,7 +20,11 @@
 // discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once; a
 // forward of a model whose every parameter the routine froze before it (`requires_grad =
 // False` over its parameters, `requires_grad_(False)`), on inputs not shown to carry a graph
-// (TG002-NX35).
+// (TG002-NX35); a method some call in this file provably runs and whose result that caller
+// backwards through (`self.policy.evaluate(...)` in PPO's update, TG002-NX41). A call handed
+// a graph-carrying value and an optimizer (`loss_scaler(loss, optimizer, ...)`, the AMP
+// scaler idiom) trains like a backward (TG002-NX42). An input made by a call handed
+// `volatile=True` (PyTorch before 0.4) makes the finding a note without a fix (TG002-NX43).
 // The decorator fix is safe only when no graph can leave the routine (its return value is
 // shown graph-free and it stores nothing on an object), the file is not a test module (a
 // test may exercise autograd on purpose, TG002-NX29) and does not call torch's `Variable`
@@ -247,8 +251,31 @@ struct Checker final : RuleCheck {
     auto [it, fresh] = loop_backwards_.try_emplace(node_id(loop), false);
     // `autograd.grad(loss, params)` differentiates as a backward does (round 12: allennlp's
     // influence scores over test instances).
-    if (fresh) it->second = contains_call(loop, "backward", ctx.source) || contains_call(loop, "grad", ctx.source);
+    if (fresh)
+      it->second = contains_call(loop, "backward", ctx.source) || contains_call(loop, "grad", ctx.source) ||
+                   !is_null(loss_and_optimizer_call(loop));
     return it->second;
+  }
+
+  // A call handed a graph-carrying value and an optimizer (`loss_scaler(loss, optimizer,
+  // parameters=...)`, round 30: timm's NativeScaler in an image-restoration script): the AMP
+  // scaler idiom, which runs the backward and the step itself. Returns that call, or null.
+  TSNode loss_and_optimizer_call(TSNode region) const {
+    TSNode found{};
+    ctx.model.for_each_call_in(region, [&](TSNode c) {
+      if (!is_null(found)) return;
+      TSNode args = field(c, k.f_arguments);
+      if (is_null(args) || !is(args, k.argument_list)) return;
+      bool graph = false, optimizer = false;
+      int scope = ctx.model.scope_enclosing(c);
+      for_each_named_child(args, [&](TSNode a) {
+        if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+        if (const Value* v = ctx.provenance.value_of(a); v && v->has_graph()) graph = true;
+        if (auto d = dotted_name(a, ctx.source); d && ctx.model.is_optimizer(*d, scope)) optimizer = true;
+      });
+      if (graph && optimizer) found = c;
+    });
+    return found;
   }
 
   // At module level: the loop around the forward runs a backward (a script's training loop,
@@ -263,6 +290,7 @@ struct Checker final : RuleCheck {
     if (u.function < 0) return false;
     const FunctionInfo& f = ctx.model.functions()[u.function];
     if (f.calls_backward || f.calls_autograd_grad) return true;
+    if (!is_null(loss_and_optimizer_call(field(f.node, k.f_body)))) return true;
     if (f.class_index >= 0 && ctx.model.classes()[f.class_index].is_lightning)
       for (auto hook : kLightningHooks)
         if (f.name == hook) return true;  // Lightning runs these under no_grad itself
@@ -622,10 +650,12 @@ struct Checker final : RuleCheck {
   // no-grad mechanism (TG002-NX26).
   TSNode volatile_variable_input(const Unit& u, TSNode forward) const {
     int scope = u.function >= 0 ? ctx.model.functions()[u.function].scope : 0;
+    // `Variable(x, volatile=True)`, or a helper handed `volatile=True` that makes the input
+    // (round 30: `ptan.agent.default_states_preprocessor([obs], cuda=cuda, volatile=True)` in
+    // code written for PyTorch 0.3): the pre-0.4 way to switch autograd off.
     auto is_volatile = [&](TSNode v) {
       v = unparenthesize(v);
-      return is(v, k.call) && ctx.model.callee_leaf(v) == "Variable" &&
-             has_literal_true_keyword(v, "volatile", ctx.source);
+      return is(v, k.call) && has_literal_true_keyword(v, "volatile", ctx.source);
     };
     TSNode found{};
     for_each_named_child(field(forward, k.f_arguments), [&](TSNode a) {

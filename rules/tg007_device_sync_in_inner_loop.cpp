@@ -14,7 +14,8 @@
 // something other than one tensor (a model's tuple of losses, TG007-NX20); per-element loops that themselves
 // backward (micro-batches); code under no_grad (validation); a synchronize guarded by a
 // plain flag or run every N steps (`if profile:`, `if step % k == 0`: timing code,
-// TG007-P05), and per-element syncs under such a guard (a log line every N steps, TG007-NX26); a loop over a literal list (`for cfg in [(1, 32), (2, 64)]:`), a fixed set of
+// TG007-P05), and per-element syncs under such a guard (a log line every N steps, TG007-NX26,
+// also across a loop between the guard and the sync that is not the training step, NX29); a loop over a literal list (`for cfg in [(1, 32), (2, 64)]:`), a fixed set of
 // configurations rather than the steps of a run (TG007-NX21). Silent, with the reason recorded: a synchronize in a timing region, the
 // training-step loop (or a loop inside it) that reads a clock bound through the imports
 // (`time.perf_counter()`, `time.time()`, `timeit`), creates / records / reads a CUDA timing
@@ -34,6 +35,7 @@
 #include <unordered_map>
 
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/rule.h"
 #include "rules/timing.h"
 
@@ -368,10 +370,17 @@ struct Checker final : RuleCheck {
   }
 
   // `if profile:` / `if not args.fast:` / `if step % k == 0:` between the call and its loop.
-  bool guarded_as_timing(TSNode call) const {
+  // With `train` given (per-element syncs), loops between the call and the training step
+  // are crossed (`for tracker in accelerator.trackers:` under `if step % k == 1:`, round 30:
+  // an image-translation trainer's wandb image log); the step's own loop is not.
+  bool guarded_as_timing(TSNode call, TSNode train = TSNode{}) const {
     for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
       TSSymbol s = sym(p);
-      if (s == k.for_statement || s == k.while_statement || s == k.function_definition) return false;
+      if (s == k.function_definition) return false;
+      if (s == k.for_statement || s == k.while_statement) {
+        if (is_null(train) || encloses(p, train)) return false;
+        continue;
+      }
       if (s != k.if_statement && s != k.elif_clause) continue;
       TSNode test = unparenthesize(field(p, k.f_condition));
       if (is(test, k.not_operator)) test = unparenthesize(ts_node_named_child(test, 0));
@@ -392,9 +401,8 @@ struct Checker final : RuleCheck {
     if (!it) return;
     // A log line printed every N steps (`if step % 100 == 0:`) or behind a flag reads its
     // values once per N steps, not once per step (round 23: a GAN inversion's progress print).
-    if (guarded_as_timing(call)) return;
     TSNode train = it->comprehension ? training_anchor(st, st.loops.size()) : training_anchor(st, st.loops.size() - 1);
-    if (is_null(train)) return;
+    if (is_null(train) || guarded_as_timing(call, train)) return;
     TSNode recv = unparenthesize(field(field(call, k.f_function), k.f_object));
     std::string why = device_tensor_reason(recv, *it, st.scope);
     if (why.empty()) return;
