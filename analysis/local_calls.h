@@ -32,14 +32,6 @@ bool runs_backward(const ModuleModel& model, TSNode node);
 // leaves it to its default or may pass it through a splat.
 TSNode argument_for(const FunctionInfo& fn, TSNode call, size_t index, std::string_view src);
 
-// What one call of a function of this file passes for one of its parameters: the argument
-// node (null when the call leaves it to its default) and the caller's scope.
-struct PassedArgument {
-  TSNode call{};
-  TSNode argument{};
-  int scope = -1;
-};
-
 // A dotted name written inside `fn`, as the caller sees it at `call`: a parameter becomes the
 // argument bound to it (`m.eval()` in `def evaluate(m)` called as `evaluate(net.module)` ->
 // `net.module.eval()`); `self` of a method stays `self`; a name that `fn` binds itself, or a

@@ -325,6 +325,15 @@ TSNode ModuleModel::callee_of(TSNode call) const {
   return c ? c->callee : field(call, kinds().f_function);
 }
 
+TSNode ModuleModel::module_chain_base(TSNode v) const {
+  const Kinds& k = kinds();
+  v = unparenthesize(v);
+  while (is(v, k.call) && is(callee_of(v), k.attribute) &&
+         names::keeps_module(text_of(field(callee_of(v), k.f_attribute), src_)))
+    v = unparenthesize(field(callee_of(v), k.f_object));
+  return v;
+}
+
 std::string_view ModuleModel::callee_leaf(TSNode call) const {
   const CallSite* c = call_site(call);
   return c ? c->leaf : analysis::callee_leaf(call, src_);

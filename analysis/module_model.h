@@ -140,6 +140,9 @@ class ModuleModel {
   std::string_view callee_leaf(TSNode call) const;
   // A view into the model (or its source), valid as long as the model is.
   std::optional<std::string_view> qualified_callee(TSNode call) const;
+  // The value a chain of module-keeping methods starts from: `Net(...).to(device).eval()` ->
+  // `Net(...)` (names::keeps_module); `v` itself (unparenthesized) when it is no such chain.
+  TSNode module_chain_base(TSNode v) const;
 
   // Every call node inside `node` (itself included when it is a call), in preorder, read from
   // the call table: the calls of a subtree without walking it.

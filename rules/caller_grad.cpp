@@ -7,7 +7,6 @@
 #include <tuple>
 
 #include "analysis/local_calls.h"
-#include "analysis/names.h"
 
 namespace preflight::rules {
 
@@ -161,11 +160,8 @@ bool CallerGradAnalysis::runs(TSNode call, int function) const {
 bool CallerGradAnalysis::instance_of(TSNode recv, int cls, TSNode at) const {
   recv = unparenthesize(recv);
   auto constructs = [&](TSNode v) {
-    v = unparenthesize(v);
     // `ActorCritic(...).to(device)`: methods that hand the module back keep its class.
-    while (is(v, k.call) && is(ctx.model.callee_of(v), k.attribute) &&
-           names::keeps_module(text_of(field(ctx.model.callee_of(v), k.f_attribute), ctx.source)))
-      v = unparenthesize(field(ctx.model.callee_of(v), k.f_object));
+    v = ctx.model.module_chain_base(v);
     return is(v, k.call) && is(ctx.model.callee_of(v), k.identifier) &&
            ctx.model.class_named(text_of(ctx.model.callee_of(v), ctx.source)) == cls;
   };

@@ -109,11 +109,15 @@ class Check final : public RuleCheck {
   // `buf[i] = v` into a preallocated tensor is an in-place copy inside one graph, not a
   // container that keeps one graph per iteration (`out = torch.zeros(...)`).
   bool is_tensor_holder(const std::string& holder, int scope) const {
-    // `delta.data[I] = v`: writing through `.data` copies values into the tensor's storage
+    // `delta.data[I] = v`: writing through a tensor's `.data` copies values into its storage
     // with no autograd history (round 28: fast_adversarial's PGD step), so nothing of v's
-    // graph is kept.
-    if (holder.ends_with(".data")) return true;
-    if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(holder, scope))
+    // graph is kept. Not an attribute that is bound to a container (`self.data = {}`).
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(holder, scope);
+    if (holder.ends_with(".data") && !(sites && std::any_of(sites->begin(), sites->end(), [&](const BindingSite& b) {
+          return is_container_value(b.value);
+        })))
+      return true;
+    if (sites)
       for (const BindingSite& b : *sites) {
         TSNode v = unparenthesize(b.value);
         if (!is(v, k.call)) continue;
@@ -123,6 +127,19 @@ class Check final : public RuleCheck {
           return true;
       }
     return false;
+  }
+
+  // `[]`, `{}`, a comprehension, or `list(...)` / `dict(...)` / `set(...)` / `defaultdict(...)` /
+  // `OrderedDict(...)` / `deque(...)`.
+  bool is_container_value(TSNode v) const {
+    static constexpr std::string_view kContainers[] = {"list", "dict", "set", "defaultdict", "OrderedDict", "deque"};
+    v = unparenthesize(v);
+    if (is(v, k.list) || is(v, k.dictionary) || is(v, k.set) || is(v, k.list_comprehension) ||
+        is(v, k.dictionary_comprehension) || is(v, k.set_comprehension))
+      return true;
+    if (!is(v, k.call)) return false;
+    std::string_view leaf = ctx.model.callee_leaf(v);
+    return std::find(std::begin(kContainers), std::end(kContainers), leaf) != std::end(kContainers);
   }
 
   // The class every binding of `holder` constructs, when it is not a container type

@@ -503,9 +503,7 @@ struct Checker final : RuleCheck {
 
   std::string unit_label_of(int function) const { return "`" + ctx.model.functions()[function].name + "()`"; }
 
-  std::string unit_label(const Unit& u) const {
-    return u.function < 0 ? "this module" : "`" + ctx.model.functions()[u.function].name + "()`";
-  }
+  std::string unit_label(const Unit& u) const { return u.function < 0 ? "this module" : unit_label_of(u.function); }
 
   Finding make_finding(const Unit& u, const Candidate& c, bool backwards, const CallerVerdict& callers) const {
     Finding f;

@@ -47,6 +47,14 @@ struct Activation {
   TSNode binding{};  // the layer's constructor (`nn.LogSoftmax(dim=1)`), when one was read
 };
 
+// What one call of a routine of this file passes for one of its parameters: the argument
+// (null when the call leaves it to its default) and the caller's scope.
+struct PassedArgument {
+  TSNode call{};
+  TSNode argument{};
+  int scope = -1;
+};
+
 struct LossCall {
   TSNode call{};
   LossKind kind = LossKind::None;
@@ -162,8 +170,8 @@ struct Checker final : RuleCheck {
     return kind_of_loss(binding.applied_callable(call, scope, {"cross_entropy", "nll_loss"}, site));
   }
 
-  // What each call of `function` in this file passes for its parameter `index`.
-  std::vector<PassedArgument> passed_to(int function, size_t index) const {
+  // What each call of `function` in this file passes for its parameter `param`.
+  std::vector<PassedArgument> passed_to(int function, std::string_view param) const {
     if (!calls_by_function) {
       calls_by_function.emplace();
       ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
@@ -175,6 +183,8 @@ struct Checker final : RuleCheck {
     auto it = calls_by_function->find(function);
     if (it == calls_by_function->end()) return passed;
     const FunctionInfo& fn = ctx.model.functions()[function];
+    size_t index = 0;
+    while (index < fn.params.size() && fn.params[index].name != param) ++index;
     for (TSNode call : it->second)
       passed.push_back({call, argument_for(fn, call, index, ctx.source), ctx.model.scope_enclosing(call)});
     return passed;
@@ -187,10 +197,7 @@ struct Checker final : RuleCheck {
     TSNode callee = ctx.model.callee_of(call);
     int f = ctx.model.enclosing_function(scope);
     if (!is(callee, k.identifier) || f < 0 || !ctx.model.parameter(text(callee), scope)) return LossKind::None;
-    const FunctionInfo& fn = ctx.model.functions()[f];
-    size_t index = 0;
-    while (index < fn.params.size() && fn.params[index].name != text(callee)) ++index;
-    std::vector<PassedArgument> passed = passed_to(f, index);
+    std::vector<PassedArgument> passed = passed_to(f, text(callee));
     LossKind kind = LossKind::None;
     for (const PassedArgument& a : passed) {
       if (is_null(a.argument)) return LossKind::None;
@@ -309,11 +316,8 @@ struct Checker final : RuleCheck {
   // keeps it), or a parameter every call of its function in this file passes one for. -1
   // when not shown.
   int module_class_of(TSNode v, int scope, int depth, ForwardFeed& feed) const {
-    v = unparenthesize(v);
     if (depth > 3 || is_null(v)) return -1;
-    while (is(v, k.call) && is(ctx.model.callee_of(v), k.attribute) &&
-           names::keeps_module(text(field(ctx.model.callee_of(v), k.f_attribute))))
-      v = unparenthesize(field(ctx.model.callee_of(v), k.f_object));
+    v = ctx.model.module_chain_base(v);
     if (is(v, k.call)) {
       TSNode callee = ctx.model.callee_of(v);
       int cls = is(callee, k.identifier) ? ctx.model.class_named(text(callee)) : -1;
@@ -337,10 +341,7 @@ struct Checker final : RuleCheck {
     }
     int f = ctx.model.enclosing_function(scope);
     if (f < 0 || dotted->find('.') != std::string::npos || !ctx.model.parameter(*dotted, scope)) return -1;
-    const FunctionInfo& fn = ctx.model.functions()[f];
-    size_t index = 0;
-    while (index < fn.params.size() && fn.params[index].name != *dotted) ++index;
-    std::vector<PassedArgument> passed = passed_to(f, index);
+    std::vector<PassedArgument> passed = passed_to(f, *dotted);
     if (passed.empty()) return -1;
     int cls = -1;
     for (const PassedArgument& a : passed) {
@@ -353,11 +354,7 @@ struct Checker final : RuleCheck {
   }
 
   bool rebinds_itself(TSNode value, const std::string& dotted) const {
-    TSNode v = unparenthesize(value);
-    while (is(v, k.call) && is(ctx.model.callee_of(v), k.attribute) &&
-           names::keeps_module(text(field(ctx.model.callee_of(v), k.f_attribute))))
-      v = unparenthesize(field(ctx.model.callee_of(v), k.f_object));
-    auto d = dotted_name(v, ctx.source);
+    auto d = dotted_name(ctx.model.module_chain_base(value), ctx.source);
     return d && *d == dotted;
   }
 

@@ -598,9 +598,9 @@ struct Checker final : RuleCheck {
     return returned ? TSNode{} : first;
   }
 
-  // The call's value may leave its function: returned directly (or in a returned tuple), bound
-  // to a name a return statement mentions, or read other than as an operand or an argument
-  // of another computation (`p.view(...)` reshapes the output itself).
+  // The call's value may be the output: returned directly (or in a returned tuple), handed
+  // to a BCE loss, or bound to a name read anywhere later other than as an operand or a
+  // non-loss argument (`return p`, `p.view(...)` reshapes the output itself).
   bool result_returned(TSNode call) const {
     TSNode p = ts_node_parent(call);
     while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.expression_list) || is(p, k.tuple)))

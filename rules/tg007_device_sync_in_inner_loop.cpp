@@ -184,8 +184,7 @@ struct Checker final : RuleCheck {
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || ctx.provenance.in_no_grad(n)) return;
     TSNode callee = ctx.model.callee_of(n);
-    auto q = ctx.model.qualified_callee(n);
-    if (q && (q->ends_with("cuda.synchronize") || *q == "cuda.synchronize")) return on_synchronize(n, st);
+    if (is_synchronize(n)) return on_synchronize(n, st);
     if (!is(callee, k.attribute) || !in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source))) return;
     on_sync_method(n, st);
   }
@@ -227,11 +226,14 @@ struct Checker final : RuleCheck {
                   {{range_of(read), quote_code(text_of(read, ctx.source)) + " blocks on the device here anyway"}});
       return;
     }
-    if (TSNode later = later_synchronize(call, st); !is_null(later)) {
+    std::vector<TSNode> earlier, later;
+    for (TSNode c : step_synchronizes(st))
+      if (!ts_node_eq(c, call)) (ts_node_start_byte(c) < ts_node_start_byte(call) ? earlier : later).push_back(c);
+    if (!later.empty()) {
       stay_silent("TG007", call,
                   "the step synchronizes again later, so it is reported once, there; by the time the next "
                   "step reaches this one the device has already been drained",
-                  {{range_of(later), quote_code(text_of(later, ctx.source)) + " also waits on every step"}});
+                  {{range_of(later.front()), quote_code(text_of(later.front(), ctx.source)) + " also waits on every step"}});
       return;
     }
     Finding f = base_finding(call);
@@ -240,9 +242,9 @@ struct Checker final : RuleCheck {
                 "it can never run ahead and the GPU idles while the next step is prepared.";
     f.hint = "Delete it, or run it only while timing (behind a profiling flag).";
     add_training_step(f, train);
-    for (TSNode earlier : earlier_synchronizes(call, st))
-      f.evidence.push_back({range_of(earlier), quote_code(text_of(earlier, ctx.source)) +
-                                                   " waits in the same step too (reported here, once)"});
+    for (TSNode c : earlier)
+      f.evidence.push_back({range_of(c), quote_code(text_of(c, ctx.source)) +
+                                             " waits in the same step too (reported here, once)"});
     out.push_back(std::move(f));
   }
 
@@ -251,7 +253,8 @@ struct Checker final : RuleCheck {
     return q && (q->ends_with("cuda.synchronize") || *q == "cuda.synchronize");
   }
 
-  // Every-step synchronize calls of the innermost loop around `call`, in source order.
+  // Every-step synchronize calls of the innermost loop (round 27: k-diffusion brackets each
+  // step's CUDA-event timing with one at the start and one at the end), in source order.
   std::vector<TSNode> step_synchronizes(const WalkState& st) const {
     std::vector<TSNode> syncs;
     if (st.loops.empty()) return syncs;
@@ -259,21 +262,6 @@ struct Checker final : RuleCheck {
       if (is_synchronize(c) && !guarded_as_timing(c) && !ctx.provenance.in_no_grad(c)) syncs.push_back(c);
     });
     return syncs;
-  }
-
-  // A second every-step synchronize after `call` in the same loop (round 27: k-diffusion
-  // brackets each step's CUDA-event timing with one at the start and one at the end).
-  TSNode later_synchronize(TSNode call, const WalkState& st) const {
-    for (TSNode c : step_synchronizes(st))
-      if (ts_node_start_byte(c) > ts_node_start_byte(call)) return c;
-    return TSNode{};
-  }
-
-  std::vector<TSNode> earlier_synchronizes(TSNode call, const WalkState& st) const {
-    std::vector<TSNode> before;
-    for (TSNode c : step_synchronizes(st))
-      if (ts_node_start_byte(c) < ts_node_start_byte(call)) before.push_back(c);
-    return before;
   }
 
   // `torch.cuda.synchronize()` as a statement whose neighbour (the statement just before or
