@@ -85,7 +85,6 @@ struct Checker final : RuleCheck {
     TSNode caller_call{};  // a call of the loss's routine that passes the model (when read through callers)
   };
   std::vector<ForwardFeed> forward_feeds;
-  TSNode loss_input{};  // the input of the loss being checked, as written
   // Calls of each function of this file by its name, read once (only when a parameter is
   // followed to its callers): a file with many calls must not be rescanned per parameter.
   mutable std::optional<std::unordered_map<int, std::vector<TSNode>>> calls_by_function;
@@ -271,13 +270,13 @@ struct Checker final : RuleCheck {
   }
 
   void check_input(const LossCall& loss, TSNode input, int scope) {
-    loss_input = input;
+    TSNode written = input;
     // `output[mask]`: a selection of the rows keeps what they are.
     while (is(input, k.subscript)) input = unparenthesize(field(input, k.f_value));
     if (is(input, k.call)) {
       Activation a = activation_of(input, scope);
       if (mismatch(loss.kind, a.kind)) out.push_back(inline_finding(loss, input, a));
-      else if (a.kind == Act::None) check_forward(loss, input, scope);
+      else if (a.kind == Act::None) check_forward(loss, input, written, scope);
       return;
     }
     auto dotted = dotted_name(input, ctx.source);
@@ -285,7 +284,7 @@ struct Checker final : RuleCheck {
     std::vector<TSNode> values = reaching_values(*dotted, input, scope);
     if (values.size() == 1 && is(unparenthesize(values.front()), k.call) &&
         activation_of(unparenthesize(values.front()), scope).kind == Act::None)
-      return check_forward(loss, unparenthesize(values.front()), scope);  // `output = model(x)`
+      return check_forward(loss, unparenthesize(values.front()), written, scope);  // `output = model(x)`
     Act kind = Act::None;
     for (TSNode v : values) {
       v = unparenthesize(v);
@@ -303,8 +302,8 @@ struct Checker final : RuleCheck {
   // parameter every call of the routine passes one to) whose `forward` returns softmax /
   // log_softmax on every return (the seeded `output = F.softmax(x, dim=1); return output` of a
   // classifier trained with `F.nll_loss`).
-  void check_forward(const LossCall& loss, TSNode call, int scope) {
-    ForwardFeed feed{loss, call, loss_input};
+  void check_forward(const LossCall& loss, TSNode call, TSNode written, int scope) {
+    ForwardFeed feed{loss, call, written};
     feed.cls = module_class_of(field(call, k.f_function), scope, 0, feed);
     if (feed.cls < 0) return;
     feed.act = forward_activation(feed.cls, feed.activation);
