@@ -8,7 +8,11 @@
 // Exempt: stores under no_grad; subscript stores into a preallocated tensor or through
 // `.data` (`delta.data[mask] = v` copies values with no history, TG001-NX51); an attribute
 // emptied at the start of the routine (`self.acts = []`) and filled by a loop that does not
-// train (TG001-NX53, recorded as a silence); a backward that keeps its graph
+// train (TG001-NX53, recorded as a silence); a total rebound at the start of every pass of an
+// enclosing loop, outliving only loops that do not train, and handed to a callee this file
+// does not show (`inner_optimizer.step(loss_inner)`: it may differentiate the total, TG001-NX54,
+// recorded as a silence; handed so without the per-pass rebinding: at most a warning, fix
+// unsafe); a backward that keeps its graph
 // (`autograd.grad(..., create_graph=True)`, `retain_graph=True`) consumes nothing (NX52); values not proven to hold tensors (an unseen callee's
 // result is Unknown, a number or an array has no graph); holders that a later backward or a
 // differentiable return reads (stacked RL objectives, chunked losses, pipeline getters),
@@ -60,6 +64,7 @@ struct Candidate {
   TSNode loop;         // innermost loop (null outside any loop)
   TSNode constant_key{};  // `d["loss"] = v`: the literal key, which every pass overwrites
   std::vector<TSNode> outlived;  // the loops of the function the holder outlives, outermost first
+  TSNode rebound_in{};           // the loop whose body last rebinds the holder (null: none)
   // `meter.add(v)` where `meter = Meter()` and `Meter` is not defined here: a method of an
   // object this file does not show, not a proven container store (empty otherwise).
   std::string object_class;
@@ -77,7 +82,7 @@ constexpr std::array<std::string_view, 6> kAppendFamily = {"append", "add", "ext
                                                            "insert", "put", "push"};
 
 Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset,
-                     const CallerVerdict* callers);
+                     const CallerVerdict* callers, TSNode handed);
 
 class Check final : public RuleCheck {
  public:
@@ -199,7 +204,14 @@ class Check final : public RuleCheck {
     const LoopFrame* loop = st.innermost_loop();
     found.push_back({kind, holder, std::move(method), stored, store, holder_node,
                      st.scope, region_of(st), loop != nullptr, loop ? loop->node : TSNode{}, TSNode{},
-                     loops_outlived(holder, st), {}});
+                     loops_outlived(holder, st), rebinding_loop(holder, st), {}});
+  }
+
+  // The innermost loop whose body (so far) rebinds `holder`: each of its passes starts afresh.
+  static TSNode rebinding_loop(const std::string& holder, const WalkState& st) {
+    for (size_t i = st.loops.size(); i-- > 0;)
+      if (st.loops[i].bound.count(holder)) return st.loops[i].node;
+    return TSNode{};
   }
 
   // The loops inside the holder's last rebinding: every pass of each adds to the same holder.
@@ -386,6 +398,57 @@ bool trains(const RuleContext& ctx, TSNode loop, int scope) {
 }
 
 bool computes_a_loss(const RuleContext& ctx, const FunctionInfo& f);
+
+// A call after the store, in the pass that rebinds the holder (or in its routine), handed the
+// holder itself (`inner_optimizer.step(loss_inner)`, round 33: Transfer-Learning-Library's
+// MLDG with `higher`'s differentiable optimizer) whose callee this file does not show: that
+// callee may differentiate the total, so "nothing consumes it" is not proven. Builtins and
+// torch's own functions are seen (a backward through torch is found by reachability). Null
+// when there is none.
+TSNode handed_to_unseen_callee(const RuleContext& ctx, const Candidate& c) {
+  static constexpr std::array<std::string_view, 16> kBuiltins = {
+      "print", "float", "int", "str", "len", "repr", "format", "round", "abs",
+      "min",   "max",   "sum", "list", "tuple", "isinstance", "type"};
+  if (c.kind != StoreKind::Augmented || c.holder.find('.') != std::string::npos) return TSNode{};
+  TSNode within = c.rebound_in;
+  if (is_null(within)) {
+    const FunctionInfo* f = function_at(ctx, c.scope);
+    if (!f) return TSNode{};
+    within = f->node;
+  }
+  TSNode found{};
+  ctx.model.for_each_call_in(within, [&](TSNode call) {
+    if (!is_null(found) || ts_node_start_byte(call) < ts_node_end_byte(c.store)) return;
+    bool handed = false;
+    for_each_named_child(field(call, kinds().f_arguments), [&](TSNode a) {
+      if (is(a, kinds().keyword_argument)) a = field(a, kinds().f_value);
+      handed = handed || is_name(a, c.holder, ctx.source);
+    });
+    if (!handed || local_callees(ctx.model, call)) return;
+    auto q = ctx.model.qualified_callee(call);
+    if (q && (q->starts_with("torch.") || std::find(kBuiltins.begin(), kBuiltins.end(), *q) != kBuiltins.end()))
+      return;
+    found = call;
+  });
+  return found;
+}
+
+// The holder is rebound at every pass of an enclosing loop (`loss_inner = 0` heading the
+// pass) and none of the loops it outlives trains: it sums one pass's terms (a loss over the
+// chunks or domains of one batch), and the next pass drops them all.
+bool summed_per_pass(const RuleContext& ctx, const Candidate& c) {
+  if (is_null(c.rebound_in) || c.outlived.empty()) return false;
+  for (TSNode loop : c.outlived)
+    if (trains(ctx, loop, c.scope)) return false;
+  // The rebinding runs on every pass (not behind a branch) before the loops it heads.
+  bool every = false;
+  for_each_named_child(field(c.rebound_in, kinds().f_body), [&](TSNode st) {
+    TSNode a = is(st, kinds().expression_statement) ? ts_node_named_child(st, 0) : TSNode{};
+    every = every || (!is_null(a) && is(a, kinds().assignment) && is_name(field(a, kinds().f_left), c.holder, ctx.source) &&
+                      ts_node_end_byte(a) <= ts_node_start_byte(c.outlived.front()));
+  });
+  return every;
+}
 
 // `self.acts = []` as a statement of the routine's own body, before the loop that fills
 // `self.acts`, in a routine that never backwards and a loop that does not train (round 30:
@@ -697,8 +760,9 @@ TSNode host_only_return(const RuleContext& ctx, int scope) {
 
 // `reset`: the holder's later_reset (null when none), found once by the caller. `callers`:
 // how the callers of the store's routine run it, when that decides the error (null otherwise).
+// `handed`: an unseen callee handed the holder after the store (null when none).
 Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward, TSNode reset,
-                     const CallerVerdict* callers) {
+                     const CallerVerdict* callers, TSNode handed) {
   const Value* v = ctx.provenance.value_of(c.stored);
   bool consumed = !is_null(backward) || (v && v->consumed);
   bool proven = v && v->proven();
@@ -759,6 +823,13 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
   else
     f.evidence.push_back({range_of(c.store), "no `.backward()` and no differentiable return reads `" +
                                                  c.holder + "`"});
+  if (!is_null(handed)) {
+    // "Nothing consumes it" rests on a callee this file does not show: a warning at most.
+    if (f.severity == Severity::Error) f.severity = Severity::Warning;
+    f.evidence.push_back({range_of(handed), quote_code(text_of(handed, ctx.source)) +
+                                                " receives `" + c.holder +
+                                                "`: a callee not defined here, which may differentiate it (unknown callee: at most a warning)"});
+  }
   if (!c.object_class.empty()) {
     // The store itself is not proven: a method of a class this file does not show.
     f.severity = Severity::Note;
@@ -784,8 +855,10 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                               (passed_in ? "passed in by" : "returned to") +
                               " the caller, which may still backward through it or free it (not seen here)"});
   }
-  bool may_be_safe = consumed || life == HolderLife::Seen;
+  bool may_be_safe = (consumed || life == HolderLife::Seen) && is_null(handed);
   if (auto fix = detach_fix(ctx, c.stored, may_be_safe, backwarded_itself(ctx, c.stored, backward))) {
+    if (!is_null(handed) && (consumed || life == HolderLife::Seen) && fix->description == "add .detach() (a caller may still need its gradient)")
+      fix->description = "add .detach() (the callee it is handed to may need its gradient)";
     if (!c.object_class.empty() && fix->safety == FixSafety::Safe) {
       fix->safety = FixSafety::Unsafe;
       fix->description += " (what `" + c.method + "()` does with it is not seen)";
@@ -879,12 +952,12 @@ void Check::finish(std::vector<Finding>& out) {
                       "` and no loop it outlives trains, so what it keeps is freed when the call returns");
       continue;
     }
-    if (TSNode reset = reset_per_call(ctx, c); !is_null(reset)) {
+    if (TSNode emptied = reset_per_call(ctx, c); !is_null(emptied)) {
       stay_silent("TG001", c.stored,
-                  "reset every call: " + quote_code(text_of(reset, ctx.source)) +
+                  "reset every call: " + quote_code(text_of(emptied, ctx.source)) +
                       " empties it at the start of the routine, whose loop does not train, so it holds one "
                       "call's values at most and the next call replaces them",
-                  {{range_of(reset), "empties `" + c.holder + "` before the loop"}});
+                  {{range_of(emptied), "empties `" + c.holder + "` before the loop"}});
       continue;
     }
     if (const FunctionInfo* owner = per_call_owner(ctx, c)) {
@@ -908,6 +981,15 @@ void Check::finish(std::vector<Finding>& out) {
                   {{range_of(view), quote_code(text_of(view, ctx.source)) + " indexes a tensor made before the loop"}});
       continue;
     }
+    TSNode handed = consumed ? TSNode{} : handed_to_unseen_callee(ctx, c);
+    if (!is_null(handed) && summed_per_pass(ctx, c)) {
+      stay_silent("TG001", c.stored,
+                  "summed per pass: `" + c.holder + "` is rebound at the start of every pass of the enclosing loop, "
+                      "the loop it outlives does not train, and the total is handed to " +
+                      quote_code(text_of(handed, ctx.source)) + ", which this file does not show and may differentiate it",
+                  {{range_of(handed), quote_code(text_of(handed, ctx.source)) + " receives the total"}});
+      continue;
+    }
     const CallerVerdict* callers = nullptr;
     CallerVerdict verdict;
     if (int f = ctx.model.enclosing_function(c.scope); f >= 0 && !consumed && !ctx.model.functions()[f].calls_backward) {
@@ -924,7 +1006,7 @@ void Check::finish(std::vector<Finding>& out) {
       }
       callers = &verdict;
     }
-    out.push_back(make_finding(ctx, c, backward, reset, callers));
+    out.push_back(make_finding(ctx, c, backward, reset, callers, handed));
   }
 }
 

@@ -41,6 +41,7 @@
 #include "analysis/names.h"
 #include "rules/caller_grad.h"
 #include "rules/fix_builder.h"
+#include "analysis/torch_facts.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -54,6 +55,7 @@ struct Candidate {
   TSNode eval_loop_iterable;  // non-null when the pass sits in an evaluation loop
   TSNode eval_mode_call;      // non-null when `<this model>.eval()` came earlier
   bool discarded = false;     // `model(x)` as a statement: nothing keeps its output
+  bool in_loop = false;       // inside a loop of its unit
 };
 
 // `m.eval()` seen so far in a unit, per receiver (a later `m.train()` clears it).
@@ -90,6 +92,9 @@ struct Checker final : RuleCheck {
   // How each routine's callers run it; what the verdicts read outside their own unit is
   // reported as context (so an edit of a caller re-checks the routine, rules/incremental.h).
   CallerGradAnalysis callers_{ctx, "TG002"};
+  // Whether the file puts anything on an accelerator: a script's one forward on the host is
+  // not an out-of-memory risk (round 33: a point-cloud viewer classifying one sample).
+  CudaTargetScan cuda{ctx.model};
 
   // Whether the file is a test module decides the decorator fix's safety anywhere in it: the
   // first test function is a file-wide fact (a slice holds its unit).
@@ -98,6 +103,7 @@ struct Checker final : RuleCheck {
     if (int t = first_test_function(); t >= 0)
       note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
     note_context(facts, "TG002 Variable API", first_variable_call());
+    note_context(facts, "TG002 targets CUDA: " + std::string(cuda.reason()), cuda.evidence());
   }
 
   bool no_grad_at(TSNode n) const { return callers_.no_grad_at(n); }
@@ -114,6 +120,7 @@ struct Checker final : RuleCheck {
   }
 
   void enter(TSNode n, const WalkState& st) override {
+    cuda.enter(n, st);
     if (is(n, k.function_definition)) {
       Unit u;
       u.function = ctx.model.function_of(n);
@@ -177,7 +184,7 @@ struct Checker final : RuleCheck {
                     {{range_of(freeze), quote_code(text_of(freeze, ctx.source)) + " freezes the parameters"}});
       return;
     }
-    unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call)});
+    unit.candidates.push_back({call, *model_name, loop_iterable, eval_call, discarded(call), !st.loops.empty()});
   }
 
   // The forward of a frozen module (`G.eval().requires_grad_(False)`, a loop over its
@@ -526,10 +533,20 @@ struct Checker final : RuleCheck {
     if (!is_null(volatile_input)) f.severity = Severity::Note;
     TSNode mode_argument = inference_mode_argument(c.call);
     if (!is_null(mode_argument) && f.severity == Severity::Error) f.severity = Severity::Warning;
+    // A script that runs its forward once (no loop at the top level holds one) keeps one
+    // forward's activations, not one set per batch: a warning; on the host only, a note.
+    bool runs_once = u.function < 0 && std::none_of(u.candidates.begin(), u.candidates.end(),
+                                                    [](const Candidate& o) { return o.in_loop; });
+    if (runs_once) {
+      if (f.severity == Severity::Error) f.severity = Severity::Warning;
+      if (!cuda.targets_cuda()) f.severity = Severity::Note;
+    }
     f.category = Category::CriticalOom;
     f.range = range_of(c.call);
     std::string call = quote_code(text_of(c.call, ctx.source));
-    if (backwards) {
+    // A script that trains at its top level and then evaluates (round 33: "this module never
+    // calls backward" was false there): the evaluation loop is what lacks no_grad.
+    if (backwards || (u.function < 0 && !ctx.model.module_backward_calls().empty())) {
       f.message = "This evaluation loop runs " + call +
                   " with autograd on: the graph and every activation behind it are kept for a "
                   "backward that never comes, typically doubling or tripling evaluation memory.";
@@ -556,6 +573,13 @@ struct Checker final : RuleCheck {
                               "backward through it (a training forward named like an evaluation): reported "
                               "as a note"});
     }
+    if (runs_once)
+      f.evidence.push_back({range_of(c.call),
+                            cuda.targets_cuda()
+                                ? "the script runs this forward once, outside every loop: one forward's activations "
+                                  "are held, not one set per batch (at most a warning)"
+                                : "the script runs this forward once, outside every loop, and nothing in the file "
+                                  "targets an accelerator: one forward's activations in host memory (a note)"});
     if (!is_null(mode_argument))
       f.evidence.push_back({range_of(mode_argument),
                             quote_code(text_of(mode_argument, ctx.source)) +

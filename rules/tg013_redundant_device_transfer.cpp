@@ -64,6 +64,7 @@ struct Checker final : RuleCheck {
   std::vector<Finding> out;
   std::unordered_map<const void*, std::unordered_set<std::string>> assigned_cache;
   std::unordered_map<const void*, TSNode> file_reads;  // loop -> its per-pass file read (or null)
+  std::unordered_map<const void*, TSNode> nested_steps;  // loop -> a backward in its body (or null)
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -269,6 +270,14 @@ struct Checker final : RuleCheck {
                   "a loop over files: each pass reads " + quote_code(text_of(read, ctx.source)) +
                       " from the loop's own variable, so an upload per file is not what the loop waits on",
                   {{range_of(read), quote_code(text_of(read, ctx.source)) + " opens the file this pass walks to"}});
+      return;
+    }
+    if (TSNode step = step_in_nested_loop(*st.innermost_loop(), n); !is_null(step)) {
+      stay_silent("TG013", n,
+                  "once per epoch: each pass of this loop runs a whole inner training loop, so the copy is "
+                  "not repeated per step",
+                  {{range_of(step), quote_code(text_of(step, ctx.source)) +
+                                        " runs in a loop nested inside the one that repeats the copy"}});
       return;
     }
     if (TSNode guard = built_once(n, st); !is_null(guard)) {
@@ -568,6 +577,29 @@ struct Checker final : RuleCheck {
     return hit;
   }
 
+  // A `.backward()` call in a loop nested in `loop` that does not hold `call` (round 32:
+  // Depth-Anything-V2 builds its validation accumulators with `torch.tensor([0.0]).cuda()` in
+  // the epoch loop, around the step loop): `loop` is the epoch loop, the copy runs once per
+  // epoch, and fresh accumulators each epoch are the point. Returns that call, or null.
+  TSNode step_in_nested_loop(const LoopFrame& loop, TSNode call) {
+    auto [it, fresh] = nested_steps.try_emplace(node_id(loop.node));
+    if (fresh) it->second = find_nested_step(field(loop.node, k.f_body));
+    TSNode step = it->second;
+    if (is_null(step)) return step;
+    for (TSNode p = ts_node_parent(step); !is_null(p) && !ts_node_eq(p, loop.node); p = ts_node_parent(p))
+      if ((is(p, k.for_statement) || is(p, k.while_statement)) && !contains(p, call)) return step;
+    return TSNode{};
+  }
+
+  TSNode find_nested_step(TSNode body) const {
+    TSNode found{};
+    ctx.model.for_each_call_in(body, [&](TSNode c) {
+      if (is_null(found) && is(field(c, k.f_function), k.attribute) && ctx.model.callee_leaf(c) == "backward")
+        found = c;
+    });
+    return found;
+  }
+
   // The same object is downloaded (`net.cpu()`, an EMA offloaded with `.to(device="cpu")`)
   // or refilled in place (`ema.load_state_dict(...)`, `buf.copy_(...)`) somewhere in the
   // loop: each upload then carries new bytes, not the ones already on the device.
@@ -618,8 +650,54 @@ struct Checker final : RuleCheck {
     Shape shape = leaf.starts_with("rand") ? Shape::RandomFactory
                   : per_batch              ? Shape::BatchFactory
                                            : Shape::Factory;
-    out.push_back(make_finding(call, why, shape, std::string(leaf), st));
+    Finding f = make_finding(call, why, shape, std::string(leaf), st);
+    if (shape == Shape::Factory)
+      if (TSNode write = written_in_place(call, st); !is_null(write)) {
+        // Hoisting would carry one pass's values into the next (round 33: per-domain losses
+        // written into `torch.zeros(n).to(device)` each step): only `device=` is right.
+        f.hint = "Pass `device=` to `torch." + std::string(leaf) +
+                 "(...)`; it is written in place later in the loop, so it must stay fresh each pass.";
+        f.evidence.push_back({range_of(write), quote_code(text_of(write, ctx.source)) +
+                                                   " writes into it: each pass needs a new one"});
+      }
+    out.push_back(std::move(f));
     return true;
+  }
+
+  // `buf = torch.zeros(n).to(dev)` then, later in the loop, `buf[i] = ...`, `buf += ...` or
+  // `buf.add_(...)`: the first such write (null when none, or the copy is not assigned to a name).
+  TSNode written_in_place(TSNode call, const WalkState& st) const {
+    TSNode stmt = ts_node_parent(call);
+    if (is_null(stmt) || !is(stmt, k.assignment) || !ts_node_eq(unparenthesize(field(stmt, k.f_right)), call))
+      return TSNode{};
+    TSNode left = field(stmt, k.f_left);
+    if (!is(left, k.identifier)) return TSNode{};
+    std::string_view name = text_of(left, ctx.source);
+    auto names_it = [&](TSNode n) {
+      n = unparenthesize(n);
+      while (is(n, k.subscript)) n = unparenthesize(field(n, k.f_value));
+      return is(n, k.identifier) && text_of(n, ctx.source) == name;
+    };
+    TSNode found{};
+    std::vector<TSNode> todo{field(st.innermost_loop()->node, k.f_body)};
+    while (!todo.empty() && is_null(found)) {
+      TSNode n = todo.back();
+      todo.pop_back();
+      if (ts_node_end_byte(n) <= ts_node_end_byte(stmt) && !contains(n, stmt)) continue;
+      if (ts_node_start_byte(n) >= ts_node_end_byte(stmt)) {
+        if (is(n, k.assignment) && is(unparenthesize(field(n, k.f_left)), k.subscript) && names_it(field(n, k.f_left)))
+          found = n;
+        else if (is(n, k.augmented_assignment) && names_it(field(n, k.f_left)))
+          found = n;
+        else if (is(n, k.call) && is(field(n, k.f_function), k.attribute) &&
+                 ctx.model.callee_leaf(n).ends_with("_") && !ctx.model.callee_leaf(n).ends_with("__") &&
+                 names_it(field(field(n, k.f_function), k.f_object)))
+          found = n;
+        if (!is_null(found)) break;
+      }
+      for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
+    }
+    return found;
   }
 
   // `next(train_iter)` in the data: each pass takes the iterator's next batch (round 13:
