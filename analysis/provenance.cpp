@@ -1167,6 +1167,32 @@ struct Provenance::Interpreter {
     return (*fs)[0];
   }
 
+  // `agent.learn(batch)` with every binding of `agent` visible here constructing one class of
+  // this file that defines `learn` (round 34: a DQN agent whose `learn` returns `loss.item()`):
+  // that method, read like a helper. -1 otherwise.
+  int instance_method(const std::string& recv, std::string_view method) const {
+    if (recv.find('.') != std::string::npos || recv == "self") return -1;
+    const std::vector<BindingSite>* sites = m.bindings_of(recv, scope);
+    if (!sites || sites->empty()) return -1;
+    int cls = -1;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (b.position >= 0 || !is(v, k.call) || !is(field(v, k.f_function), k.identifier)) return -1;
+      int c = m.class_named(text_of(field(v, k.f_function), src));
+      if (c < 0 || (cls >= 0 && c != cls)) return -1;
+      cls = c;
+    }
+    const std::vector<int>* fs = m.functions_named(method);
+    int found = -1;
+    if (fs)
+      for (int f : *fs)
+        if (m.functions()[f].class_index == cls) {
+          if (found >= 0) return -1;
+          found = f;
+        }
+    return found;
+  }
+
   Value eval_args(TSNode call) {
     Value v = Value::free();
     TSNode args = field(call, k.f_arguments);
@@ -1369,6 +1395,7 @@ struct Provenance::Interpreter {
     if (full && m.is_criterion(*full, scope)) return loss_call(call, args, criterion_weakness(*full));
     if (int f = local_function(call); f >= 0 && recv_dotted && *recv_dotted == "self")
       return helper_result(call, f, args);
+    if (int f = recv_dotted ? instance_method(*recv_dotted, m_name) : -1; f >= 0) return helper_result(call, f, args);
     if (recv.has_graph()) return tensor_method(recv, m_name, args);
     if (args.has_graph() && gathers_its_argument(callee, m_name)) return args;
     if (args.has_graph()) return Value::unknown();  // an unseen object's method of a graph

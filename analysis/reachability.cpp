@@ -9,9 +9,71 @@ int Reachability::unit_of(int scope) const {
   return f >= 0 ? model_.functions()[f].scope : 0;
 }
 
+// A name is keyed by the unit that binds it: a function's own names (parameters, assignment,
+// loop, `with`/`except` and augmented targets) by the function, as before; a name the function
+// only reads or mutates that the module binds (`critic_net.saved_values.append(v)` in `train()`,
+// read by `update()`'s backward, round 34) by the module, so every function naming that object
+// shares one key. Names no scope binds (imports, builtins) stay keyed by the function.
 std::string Reachability::key(std::string_view dotted, int scope) const {
   if (dotted.starts_with("self.")) return std::string(dotted);
-  return std::to_string(unit_of(scope)) + ":" + std::string(dotted);
+  int unit = unit_of(scope);
+  if (unit != 0) {
+    std::string root(dotted.substr(0, dotted.find('.')));
+    if (model_.scopes()[0].bindings.count(root) && !bound_in_functions(root, scope)) unit = 0;
+  }
+  return std::to_string(unit) + ":" + std::string(dotted);
+}
+
+// True when a function, lambda or comprehension scope around `scope` binds `name` (and does
+// not declare it `global`).
+bool Reachability::bound_in_functions(const std::string& name, int scope) const {
+  const std::vector<Scope>& scopes = model_.scopes();
+  for (int s = scope; s > 0; s = scopes[s].parent) {
+    if (scopes[s].kind == ScopeKind::Class) continue;
+    const LocalNames& names = local_names(s);
+    if (names.global.count(name)) return false;
+    if (names.bound.count(name)) return true;
+  }
+  return false;
+}
+
+const Reachability::LocalNames& Reachability::local_names(int scope) const {
+  auto [it, fresh] = local_names_.try_emplace(scope);
+  if (!fresh) return it->second;
+  LocalNames& out = it->second;
+  const Kinds& k = kinds();
+  const Scope& sc = model_.scopes()[scope];
+  std::string_view src = model_.source();
+  for (const auto& [bound, sites] : sc.bindings) out.bound.insert(bound.substr(0, bound.find('.')));
+  if (sc.function >= 0)
+    for (const Parameter& p : model_.functions()[sc.function].params) out.bound.insert(p.name);
+  auto add_identifiers = [&](auto&& self, TSNode n) -> void {
+    if (is_null(n)) return;
+    if (is(n, k.identifier)) {
+      out.bound.insert(std::string(text_of(n, src)));
+      return;
+    }
+    if (is(n, k.attribute) || is(n, k.subscript)) return;  // stores through an object bind nothing
+    for_each_named_child(n, [&](TSNode c) { self(self, c); });
+  };
+  auto walk = [&](auto&& self, TSNode n) -> void {
+    TSSymbol s = sym(n);
+    if (!ts_node_eq(n, sc.node) &&
+        (s == k.function_definition || s == k.class_definition || s == k.lambda || s == k.list_comprehension ||
+         s == k.set_comprehension || s == k.dictionary_comprehension || s == k.generator_expression))
+      return;
+    if (s == k.for_statement || s == k.for_in_clause) add_identifiers(add_identifiers, field(n, k.f_left));
+    else if (s == k.augmented_assignment) add_identifiers(add_identifiers, field(n, k.f_left));
+    else if (s == k.as_pattern_target) add_identifiers(add_identifiers, n);
+    else if (s == k.global_statement || s == k.nonlocal_statement)
+      for_each_named_child(n, [&](TSNode c) {
+        if (is(c, k.identifier)) (s == k.global_statement ? out.global : out.bound).insert(std::string(text_of(c, src)));
+      });
+    for_each_named_child(n, [&](TSNode c) { self(self, c); });
+  };
+  if (!is_null(sc.node)) walk(walk, sc.node);
+  for (const std::string& g : out.global) out.bound.erase(g);
+  return out;
 }
 
 std::vector<std::string> Reachability::reads(TSNode expr, int scope) const {

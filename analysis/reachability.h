@@ -55,6 +55,15 @@ class Reachability {
     std::unordered_set<std::string> closure;
   };
   struct Builder;
+  // The names a function, lambda or comprehension scope binds itself, and those it declares
+  // `global` (computed once per scope, on first use by `key`).
+  struct LocalNames {
+    std::unordered_set<std::string> bound;
+    std::unordered_set<std::string> global;
+  };
+  bool bound_in_functions(const std::string& name, int scope) const;
+  const LocalNames& local_names(int scope) const;
+  mutable std::unordered_map<int, LocalNames> local_names_;
   static std::string owner_key(const std::string& key);
   void close_over(std::unordered_set<std::string>& set, std::vector<std::string> frontier) const;
   int unit_of(int scope) const;

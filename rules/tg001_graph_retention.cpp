@@ -491,7 +491,11 @@ const FunctionInfo* per_call_owner(const RuleContext& ctx, const Candidate& c) {
   for (TSNode ret : f->returns) {
     TSNode e = unparenthesize(ts_node_named_child(ret, 0));
     bool several = is(e, kinds().expression_list) || is(e, kinds().tuple);
-    returns_more = returns_more || several || !is_name(e, c.holder, ctx.source);
+    // `p = torch.cat(p, 1)` before `return p` (round 34: Dassl's per-domain heads): the name
+    // now holds a tensor built from the container, not the container.
+    const Value* v = ctx.provenance.value_of(e);
+    bool rebound_to_tensor = v && v->type == Type::Tensor;
+    returns_more = returns_more || several || rebound_to_tensor || !is_name(e, c.holder, ctx.source);
   }
   if (!returns_more && !computes_a_loss(ctx, *f)) return nullptr;
   if (!is_null(c.loop) && trains(ctx, c.loop, c.scope)) return nullptr;

@@ -14,8 +14,9 @@
 // the reason recorded: backward receivers managed by Lightning / Fabric / distributed
 // autograd (also an RRef's `loss.backward(context_id)` inside `dist_autograd.context()`);
 // methods of a LightningModule (the trainer clears gradients); a loop over a literal tuple of
-// distinct models with a fresh optimizer per pass (TG003-NX08); a timed benchmark, a `range`
-// loop on inputs fixed before it between two clock reads (TG003-NX10). `.main_grad` zeroed counts as
+// distinct models with a fresh optimizer per pass (TG003-NX08); a benchmark, a `range`
+// loop on inputs fixed before it between two clock reads (TG003-NX10) or two reads of the CUDA
+// allocator's statistics (a memory benchmark, TG003-NX12). `.main_grad` zeroed counts as
 // clearing (fused weight-gradient accumulation, TG003-NX07).
 #include <algorithm>
 #include <optional>
@@ -36,6 +37,7 @@ struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
   std::vector<Finding> out;
+  mutable std::vector<std::string_view> resolving_;  // names fixed_input is following
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
   void finish(std::vector<Finding>& sink) override {
@@ -74,11 +76,12 @@ struct Checker final : RuleCheck {
                           {range_of(fresh->second), quote_code(text_of(fresh->second, ctx.source)) + " builds the optimizer on every pass"}});
     if (auto timed = timed_fixed_input_benchmark(*loop, n, st.scope); timed)
       return stay_silent("TG003", n,
-                         "a timed benchmark: the loop runs a fixed number of steps on the same inputs between "
-                         "clock reads, so only the time (or memory) it takes is reported, which the summed "
-                         "gradients do not change",
-                         {{range_of(timed->first), quote_code(text_of(timed->first, ctx.source)) + " reads the clock before the loop"},
-                          {range_of(timed->second), quote_code(text_of(timed->second, ctx.source)) + " reads it again after"}});
+                         std::string(is_clock_read(ctx.model, timed->first) ? "a timed benchmark" : "a memory benchmark") +
+                             ": the loop runs a fixed number of steps on the same inputs between clock or "
+                             "memory-statistics reads, so only the time (or memory) it takes is reported, which "
+                             "the summed gradients do not change",
+                         {{range_of(timed->first), quote_code(text_of(timed->first, ctx.source)) + " measures before the loop"},
+                          {range_of(timed->second), quote_code(text_of(timed->second, ctx.source)) + " measures again after"}});
     if (TSNode context = distributed_autograd_context(ctx.model, n); !is_null(context))
       return stay_silent("TG003", n, reason_for(FrameworkOwner{Framework::DistributedAutograd, OwnedBy::Binding, context}),
                          {{range_of(context), quote_code(text_of(context, ctx.source)) +
@@ -208,7 +211,7 @@ struct Checker final : RuleCheck {
     if (f < 0) return std::nullopt;
     TSNode before{}, after{};
     ctx.model.for_each_call_in(field(ctx.model.functions()[f].node, k.f_body), [&](TSNode c) {
-      if (!is_clock_read(ctx.model, c)) return;
+      if (!is_clock_read(ctx.model, c) && !is_memory_stat_read(ctx.model, c)) return;
       if (ts_node_end_byte(c) <= ts_node_start_byte(loop.node)) before = c;  // the last one before
       else if (ts_node_start_byte(c) >= ts_node_end_byte(loop.node) && is_null(after)) after = c;
     });
@@ -229,14 +232,21 @@ struct Checker final : RuleCheck {
     if (s == k.identifier) {
       std::string_view name = text_of(e, ctx.source);
       if (mentions_name(field(loop.node, k.f_left), name)) return false;  // the loop variable
+      // `output = cast(Tensor, output)`: a rebinding from itself is as fixed as its other bindings.
+      if (std::find(resolving_.begin(), resolving_.end(), name) != resolving_.end()) return true;
+      resolving_.push_back(name);
       bool bound_here = false, fixed = true;
       for (TSNode a : assignments) {
         TSNode left = field(a, k.f_left);
         if (!mentions_name(left, name)) continue;
-        if (!is(left, k.identifier) && !unpacks_name(left, name)) return false;  // stored through: not followed
+        if (!is(left, k.identifier) && !unpacks_name(left, name)) {  // stored through: not followed
+          fixed = false;
+          break;
+        }
         bound_here = true;
         fixed = fixed && fixed_input(field(a, k.f_right), loop, assignments, scope, depth + 1);
       }
+      resolving_.pop_back();
       return bound_here ? fixed : true;  // bound before the loop: the same on every pass
     }
     if (s == k.binary_operator || s == k.unary_operator) {
@@ -254,6 +264,7 @@ struct Checker final : RuleCheck {
         if (!is(a, k.comment)) all = all && fixed_input(a, loop, assignments, scope, depth + 1);
       });
     if (!all) return false;
+    if (auto q = ctx.model.qualified_callee(e); q && *q == "typing.cast") return true;  // its argument, unchanged
     if (is(callee, k.identifier)) {  // a model bound outside the loop
       std::string_view name = text_of(callee, ctx.source);
       for (TSNode a : assignments)

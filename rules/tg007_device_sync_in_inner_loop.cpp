@@ -334,9 +334,6 @@ struct Checker final : RuleCheck {
   // measures memory phase by phase, and a synchronize there fences the phases (TG007-NX24,
   // round 13: Transformer Engine's backward-override memory report).
   TSNode memory_reading(TSNode train, const WalkState& st) const {
-    static constexpr std::string_view kMemoryStats[] = {
-        "cuda.max_memory_allocated", "cuda.memory_allocated", "cuda.reset_peak_memory_stats",
-        "cuda.max_memory_reserved",  "cuda.memory_reserved",  "cuda.memory_stats"};
     TSNode region{};
     for (const LoopFrame& l : st.loops)
       if (ts_node_start_byte(train) >= ts_node_start_byte(l.node) && ts_node_end_byte(train) <= ts_node_end_byte(l.node))
@@ -345,10 +342,7 @@ struct Checker final : RuleCheck {
     TSNode found{};
     ctx.model.for_each_call_in(region, [&](TSNode c) {
       if (!is_null(found)) return;
-      auto q = ctx.model.qualified_callee(c);
-      if (!q || std::none_of(std::begin(kMemoryStats), std::end(kMemoryStats),
-                             [&](std::string_view m) { return q->ends_with(m); }))
-        return;
+      if (!is_memory_stat_read(ctx.model, c)) return;
       // Read on every pass, not logged now and then (`if step % 100 == 0:` keeps it a training loop).
       for (TSNode p = ts_node_parent(c); !ts_node_eq(p, region); p = ts_node_parent(p))
         if (is(p, k.if_statement) || is_null(p)) return;

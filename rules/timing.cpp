@@ -42,6 +42,17 @@ bool is_clock_read(const ModuleModel& model, TSNode c) {
                q->starts_with("timeit."));
 }
 
+bool is_memory_stat_read(const ModuleModel& model, TSNode c) {
+  static constexpr std::string_view kMemoryStats[] = {
+      "cuda.max_memory_allocated", "cuda.memory_allocated",       "cuda.reset_peak_memory_stats",
+      "cuda.max_memory_reserved",  "cuda.memory_reserved",        "cuda.memory_stats",
+      "cuda.max_memory_cached",    "cuda.memory_cached",          "cuda.reset_max_memory_cached",
+      "cuda.reset_max_memory_allocated"};
+  auto q = model.qualified_callee(c);
+  return q && q->starts_with("torch.") &&
+         std::any_of(std::begin(kMemoryStats), std::end(kMemoryStats), [&](std::string_view m) { return q->ends_with(m); });
+}
+
 bool is_timing_call(const ModuleModel& model, TSNode c, int scope, std::string_view source, std::string& why) {
   const Kinds& k = kinds();
   auto q = model.qualified_callee(c);

@@ -21,4 +21,9 @@ bool is_timing_call(const analysis::ModuleModel& model, TSNode c, int scope, std
 // `c` reads a wall clock (the first case above only).
 bool is_clock_read(const analysis::ModuleModel& model, TSNode c);
 
+// `c` reads or resets the CUDA caching allocator's statistics (`torch.cuda.max_memory_allocated()`,
+// `reset_peak_memory_stats()`, the older `max_memory_cached()`): what a memory benchmark
+// reports around the work it measures.
+bool is_memory_stat_read(const analysis::ModuleModel& model, TSNode c);
+
 }  // namespace preflight::rules
