@@ -1,6 +1,7 @@
 #include "analysis/line_index.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace preflight::analysis {
@@ -38,22 +39,26 @@ uint32_t units_of(uint32_t seq_len, ColumnUnit unit) {
 
 }  // namespace
 
-LineIndex::LineIndex(std::string_view text) : text_(text) {
+LineIndex::LineIndex(std::string_view text) : LineIndex(text, UINT32_MAX) {}
+
+LineIndex::LineIndex(std::string_view text, uint32_t last_line) : text_(text) {
   line_starts_.push_back(0);
   if (text.empty()) return;
+  // Enough once the start of the line after `last_line` is known (it ends `last_line`).
+  const size_t enough = last_line >= UINT32_MAX - 1 ? SIZE_MAX : static_cast<size_t>(last_line) + 2;
   const char* begin = text.data();
   const char* end = begin + text.size();
   if (!std::memchr(begin, '\r', text.size())) {
     // The usual text: '\n' ends every line, and memchr finds it many bytes at a time (the
     // server indexes the whole document at every edit).
-    for (const char* p = begin; p < end; ++p) {
+    for (const char* p = begin; p < end && line_starts_.size() < enough; ++p) {
       p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       if (!p) break;
       line_starts_.push_back(static_cast<uint32_t>(p - begin + 1));
     }
     return;
   }
-  for (uint32_t i = 0; i < text.size(); ++i) {
+  for (uint32_t i = 0; i < text.size() && line_starts_.size() < enough; ++i) {
     if (text[i] == '\n') {
       line_starts_.push_back(i + 1);
     } else if (text[i] == '\r') {

@@ -20,6 +20,10 @@ struct LineColumn {
 class LineIndex {
  public:
   explicit LineIndex(std::string_view text);
+  // Indexes only as far as line `last_line` needs (its start and the next line's): what an
+  // edit's range reads, without scanning the rest of a long document. Lines past it are
+  // unknown to this index (`line_count` stops there).
+  LineIndex(std::string_view text, uint32_t last_line);
 
   uint32_t line_count() const { return static_cast<uint32_t>(line_starts_.size()); }
   // Offset is clamped to the text; an offset inside a multi-byte sequence counts as the

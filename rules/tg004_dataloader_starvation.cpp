@@ -17,7 +17,9 @@
 // nothing: DreamBooth's PromptDataset), or returns every item already moved to the device
 // (`return seq.cuda()`), reported as a silence. The pin_memory note is silent, with the reason
 // recorded, for an evaluation loader: bound to a name whose every loop in its function runs no
-// backward and that no other call receives (TG004-NX21). Both notes are silent, with the
+// backward and that no other call receives (TG004-NX21); and for a loader built only without
+// CUDA: in the `else` of `if torch.cuda.is_available():` (or of a name bound to exactly that),
+// or under `if not ...:` (TG004-NX23). Both notes are silent, with the
 // reason recorded, for an index loader over `range(n)` (TG004-NX22).
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
@@ -232,6 +234,13 @@ struct Checker final : RuleCheck {
       out.push_back(workers_finding(c.call, workers.value));
     Argument pin = argument(c.call, "pin_memory", kPinMemoryPosition);
     if (!(!pin.hidden && is_null(pin.value)) && !is(pin.value, k.false_)) return;
+    if (TSNode test = built_without_cuda(c.call, c.scope); !is_null(test)) {
+      stay_silent("TG004", c.call,
+                  "a loader for runs without a GPU: it is built only when " + quote_code(text_of(test, ctx.source)) +
+                      " is false, where pinned memory has nothing to speed up",
+                  {{range_of(test), quote_code(text_of(test, ctx.source)) + " asks whether CUDA is available"}});
+      return;
+    }
     if (std::vector<TSNode> loops = evaluation_loops(c); !loops.empty()) {
       std::vector<EvidenceStep> ev;
       for (TSNode loop : loops)
@@ -244,6 +253,43 @@ struct Checker final : RuleCheck {
       return;
     }
     out.push_back(pin_finding(c.call, is(pin.value, k.false_) ? pin.value : TSNode{}));
+  }
+
+  // `if use_cuda: ... DataLoader(..., pin_memory=True) else: DataLoader(..., pin_memory=False)`
+  // with `use_cuda = torch.cuda.is_available()` (round 35: Bayesian-NN training scripts): the
+  // loader in the `else` branch (or under `if not use_cuda:`) exists only on a machine without
+  // CUDA. Returns the availability test, or null.
+  TSNode built_without_cuda(TSNode call, int scope) const {
+    for (TSNode child = call, p = ts_node_parent(call); !is_null(p); child = p, p = ts_node_parent(p)) {
+      if (is(p, k.function_definition) || is(p, k.class_definition)) break;
+      if (is(p, k.else_clause) && is(ts_node_parent(p), k.if_statement)) {
+        TSNode if_stmt = ts_node_parent(p);
+        bool has_elif = false;
+        for_each_named_child(if_stmt, [&](TSNode c) { has_elif = has_elif || is(c, k.elif_clause); });
+        TSNode cond = unparenthesize(field(if_stmt, k.f_condition));
+        if (!has_elif && asks_cuda_available(cond, scope)) return cond;
+      }
+      if (is(p, k.if_statement) && ts_node_eq(child, field(p, k.f_consequence))) {
+        TSNode cond = unparenthesize(field(p, k.f_condition));
+        TSNode asked = is(cond, k.not_operator) ? unparenthesize(ts_node_named_child(cond, 0)) : TSNode{};
+        if (!is_null(asked) && asks_cuda_available(asked, scope)) return asked;
+      }
+    }
+    return TSNode{};
+  }
+
+  // `torch.cuda.is_available()`, or a name every visible binding of which is exactly that.
+  bool asks_cuda_available(TSNode e, int scope) const {
+    if (is(e, k.call)) {
+      auto q = ctx.model.qualified_callee(e);
+      return q && *q == "torch.cuda.is_available";
+    }
+    if (!is(e, k.identifier)) return false;
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
+    if (!sites || sites->empty()) return false;
+    for (const BindingSite& b : *sites)
+      if (b.position >= 0 || !asks_cuda_available(unparenthesize(b.value), scope)) return false;
+    return true;
   }
 
   // `eval_loader = DataLoader(...)` then `for batch in tqdm(eval_loader):` in the same function

@@ -21,7 +21,8 @@
 // once (TG013-NX32, recorded as a silence); a loop over files, whose body opens or decodes
 // the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
 // recorded as a silence);
-// tensors created with `device=` or moved once before the loop (already resident, `.to`
+// a factory with a literal 0 in its shape, which copies no bytes (TG013-NX39, recorded as a
+// silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes).
@@ -632,6 +633,12 @@ struct Checker final : RuleCheck {
                 !ctx.model.functions_named(leaf);
     if (!q || !(q->starts_with("torch.") || bare)) return false;
     if (!is_null(keyword_arg(recv, "device", ctx.source))) return true;  // already allocated there
+    if (TSNode zero = zero_dimension(recv, leaf); !is_null(zero)) {
+      stay_silent("TG013", call,
+                  "an empty tensor: a dimension of size 0 means the copy moves no bytes",
+                  {{range_of(zero), "a literal 0 in the shape"}});
+      return true;
+    }
     if (in(kDataFactories, leaf)) {
       // `torch.tensor(step_stats).to(dev)` with `step_stats` rebuilt or appended to in the
       // loop: each upload carries the new values, the transfer a loop needs (with `device=`
@@ -696,6 +703,31 @@ struct Checker final : RuleCheck {
         if (!is_null(found)) break;
       }
       for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
+    }
+    return found;
+  }
+
+  // `torch.zeros((4, 0))` / `torch.empty(0, d)`: a literal 0 in the shape of a shape-taking
+  // factory (round 35: a seed token list grown from an empty tensor). Null when there is none.
+  TSNode zero_dimension(TSNode factory, std::string_view leaf) const {
+    static constexpr std::string_view kShaped[] = {"zeros", "ones", "empty", "full", "randn", "rand"};
+    if (!in(kShaped, leaf)) return TSNode{};
+    std::vector<TSNode> dims;
+    if (leaf == "full") {
+      dims.push_back(positional_arg(factory, 0));
+    } else {
+      for_each_named_child(field(factory, k.f_arguments), [&](TSNode a) {
+        if (!is(a, k.keyword_argument) && !is(a, k.comment)) dims.push_back(a);
+      });
+    }
+    TSNode found{};
+    for (TSNode d : dims) {
+      d = unparenthesize(d);
+      auto check = [&](TSNode n) {
+        if (is_null(found) && is(n, k.integer) && text_of(n, ctx.source) == "0") found = n;
+      };
+      if (is(d, k.tuple) || is(d, k.list)) for_each_named_child(d, check);
+      else check(d);
     }
     return found;
   }

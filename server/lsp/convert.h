@@ -20,6 +20,10 @@ using json = nlohmann::json;
 class PositionMap {
  public:
   PositionMap(std::string_view text, analysis::ColumnUnit unit) : text_(text), lines_(text), unit_(unit) {}
+  // Reads client positions on lines up to `last_line` only (an edit's range): the rest of the
+  // document is not indexed, so `position` / `range` / `line_of` must not be asked past it.
+  PositionMap(std::string_view text, analysis::ColumnUnit unit, uint32_t last_line)
+      : text_(text), lines_(text, last_line), unit_(unit) {}
   PositionMap(const PositionMap&) = delete;
   PositionMap& operator=(const PositionMap&) = delete;
 

@@ -732,6 +732,19 @@ struct LanguageServer::Impl {
   }
 
   // Each change applies to the text the previous one produced (LSP 3.17 §didChange).
+  // The last line an LSP range names (UINT32_MAX when it is malformed: index everything and
+  // let byte_range reject it).
+  static uint32_t last_line_of(const json& range) {
+    uint32_t last = 0;
+    for (const char* end : {"start", "end"}) {
+      if (!range.is_object() || !range.contains(end) || !range[end].is_object()) return UINT32_MAX;
+      const json& line = range[end].contains("line") ? range[end]["line"] : json();
+      if (!line.is_number_unsigned() || line.get<uint64_t>() >= UINT32_MAX - 1) return UINT32_MAX;
+      last = std::max(last, static_cast<uint32_t>(line.get<uint64_t>()));
+    }
+    return last;
+  }
+
   void apply_changes(Document& doc, const json& changes) {
     for (const json& change : changes) {
       if (!change.is_object() || !change.contains("text") || !change["text"].is_string()) continue;
@@ -740,7 +753,9 @@ struct LanguageServer::Impl {
         set_text(doc, text);
         continue;
       }
-      PositionMap map(text_of(doc), caps->encoding);
+      // Only the lines the range names are indexed: a keystroke near the top of a long file
+      // does not scan the rest of it.
+      PositionMap map(text_of(doc), caps->encoding, last_line_of(change["range"]));
       std::optional<analysis::ByteRange> range = map.byte_range(change["range"]);
       if (!range) {
         tell_user(1, "preflight: an edit to " + display_name_of(doc.uri) +

@@ -278,4 +278,28 @@ TEST(LineIndexTest, LineStartsAgreeWithAByteByByteReadingOnRandomTexts) {
   }
 }
 
+// An edit's range is read through an index that stops after its last line: every position on
+// the lines up to it converts to the same offset as through the whole index, in every unit,
+// and the scan stops (line_count) instead of covering the rest of the text.
+TEST(LineIndexTest, AnIndexUpToALineConvertsItsPositionsLikeTheWholeIndex) {
+  std::mt19937 rng(11);
+  const std::string alphabet[] = {"ab", "\n", "\r", "\r\n", " ", "\xc3\xa9", "\xf0\x9f\x98\x80", "\n\n"};
+  for (int round = 0; round < 1000; ++round) {
+    std::string text;
+    for (std::size_t n = rng() % 60; n > 0; --n) text += alphabet[rng() % std::size(alphabet)];
+    LineIndex whole(text);
+    uint32_t last = rng() % (whole.line_count() + 2);
+    LineIndex part(text, last);
+    ASSERT_LE(part.line_count(), whole.line_count()) << round;
+    if (last + 2 <= whole.line_count()) {
+      ASSERT_EQ(part.line_count(), last + 2) << round;
+    }
+    for (ColumnUnit unit : {ColumnUnit::Utf8Bytes, ColumnUnit::Utf16Units, ColumnUnit::CodePoints})
+      for (uint32_t line = 0; line <= last && line < whole.line_count(); ++line)
+        for (uint32_t column = 0; column < 12; ++column)
+          ASSERT_EQ(part.to_offset({line, column}, unit), whole.to_offset({line, column}, unit))
+              << round << " line " << line << " column " << column;
+  }
+}
+
 }  // namespace preflight::analysis
