@@ -14,7 +14,8 @@
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form), including lambdas written inside such a block;
 // evaluation-looking loops (and routines) that themselves backward (FGSM) or differentiate
-// with `autograd.grad` (influence scores, TG002-NX24); Lightning's
+// with `autograd.grad` (influence scores, TG002-NX24); a routine that makes the forward's
+// input require gradients before it (`x.requires_grad_(True)`, TG002-NX46); Lightning's
 // validation/test/predict hooks inside a LightningModule. Silent, with the reason recorded:
 // a routine every caller of which runs it under no_grad; a forward whose result is
 // discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once; a
@@ -31,6 +32,7 @@
 // (code for PyTorch before 0.4, where the decorator may not exist, TG002-NX38); otherwise
 // it is offered as unsafe.
 #include <algorithm>
+#include <unordered_set>
 #include <cctype>
 #include <string>
 #include <tuple>
@@ -360,6 +362,14 @@ struct Checker final : RuleCheck {
                     {{range_of(read), "reads the forward's graph"}});
         return;
       }
+    if (TSNode wanted = input_made_differentiable(kept->call, u); !is_null(wanted)) {
+      stay_silent("TG002", kept->call,
+                  "the routine asks for gradients with respect to the forward's input: " +
+                      quote_code(text_of(wanted, ctx.source)) +
+                      " before the forward, so the graph is wanted (input gradients, a gradient penalty, saliency)",
+                  {{range_of(wanted), "makes the input require gradients"}});
+      return;
+    }
     // A routine that backwards runs with autograd on whoever calls it; one that never does
     // may be called under no_grad, which only its callers show.
     CallerVerdict callers;
@@ -642,6 +652,37 @@ struct Checker final : RuleCheck {
     auto bound = dotted_name(field(stmt, k.f_left), ctx.source);
     if (!bound) return TSNode{};
     return attribute_read(field(ctx.model.functions()[function].node, k.f_body), *bound);
+  }
+
+  // `x.requires_grad_(True)` (or `x.requires_grad = True`) in the routine, before the forward
+  // that receives `x` (round 36: an uncertainty model's `eval_step` whose gradient-penalty
+  // metric differentiates the output with respect to the input): autograd is asked for on
+  // purpose. Returns that statement's call or assignment, or null.
+  TSNode input_made_differentiable(TSNode forward, const Unit& u) const {
+    std::unordered_set<std::string> inputs;
+    for_each_named_child(field(forward, k.f_arguments), [&](TSNode a) {
+      if (is(a, k.keyword_argument)) a = field(a, k.f_value);
+      if (auto d = dotted_name(unparenthesize(a), ctx.source)) inputs.insert(*d);
+    });
+    if (inputs.empty()) return TSNode{};
+    TSNode body = u.function >= 0 ? field(ctx.model.functions()[u.function].node, k.f_body) : ctx.root;
+    TSNode found{};
+    auto visit = [&](auto&& self, TSNode n) -> void {
+      if (!is_null(found) || ts_node_start_byte(n) >= ts_node_start_byte(forward)) return;
+      if (is(n, k.function_definition) || is(n, k.class_definition) || is(n, k.lambda)) return;
+      if (is(n, k.call) && ctx.model.callee_leaf(n) == "requires_grad_" && is(field(n, k.f_function), k.attribute)) {
+        TSNode arg = positional_arg(n, 0);
+        auto d = dotted_name(field(field(n, k.f_function), k.f_object), ctx.source);
+        if (d && inputs.count(*d) && (is_null(arg) || is(arg, k.true_))) found = n;
+      } else if (is(n, k.assignment) && is(field(n, k.f_right), k.true_) && is(field(n, k.f_left), k.attribute) &&
+                 text_of(field(field(n, k.f_left), k.f_attribute), ctx.source) == "requires_grad") {
+        auto d = dotted_name(field(field(n, k.f_left), k.f_object), ctx.source);
+        if (d && inputs.count(*d)) found = n;
+      }
+      for_each_named_child(n, [&](TSNode c) { self(self, c); });
+    };
+    visit(visit, body);
+    return found;
   }
 
   TSNode attribute_read(TSNode n, const std::string& base) const {

@@ -10,6 +10,9 @@
 // seeded (the intent is visible), a note when nothing is.
 // Exempt: draws passing `generator=`; draws in test functions (pytest `test_*`, TestCase
 // methods: seeded by fixtures elsewhere). Silent, with the reason recorded: Lightning files;
+// a library module that seeds nothing itself and has no entry point (only imports,
+// definitions, constants and optional-import `try` blocks at its top level) and no loop that
+// trains (a loss or step function called by a program elsewhere, TG008-NX22);
 // a library seed-everything helper (`seed_everything`, `set_seed`, ..., or ColossalAI's
 // `launch*(seed=...)`) that is not a
 // function of this file (a local `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
@@ -223,6 +226,19 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG008 lightning", lightning);
     note_context(facts, "TG008 seeds everything", seeds_everything);
     note_context(facts, "TG008 CUDA seed", cuda_seed);
+    // Read only when a draw is left with nothing seeded (the library-module silence), and
+    // anchored on their first token, so an edit inside a loop or a `__main__` block leaves
+    // them as they were.
+    bool any_draw = !is_null(first_device_draw);
+    bool any_seed = !is_null(cuda_seed);
+    for (int g = 0; g < kGenCount; ++g) {
+      any_draw = any_draw || !is_null(first_draw[g]);
+      any_seed = any_seed || !is_null(seeded[g]);
+    }
+    if (trains && any_draw && !any_seed) {
+      note_context(facts, "TG008 entry point", first_token(entry_point()));
+      note_context(facts, "TG008 training loop", first_token(first_training_loop()));
+    }
     note_context(facts, "TG008 device draw", first_device_draw);
     for (int g = 0; g < kGenCount; ++g) {
       note_context(facts, "TG008 draw " + std::to_string(g), first_draw[g]);
@@ -256,8 +272,81 @@ struct Checker final : RuleCheck {
                          "reported",
                          {{range_of(lightning), quote_code(text_of(lightning, ctx.source)) +
                                                     " makes this a Lightning file"}});
+    // Nothing is seeded here and the module has no entry point: whether the run is seeded is
+    // decided by the program that imports it (round 35: TRADES' loss module, seeded by every
+    // training script that imports it).
+    if (have.empty() && is_null(cuda_seed) && is_null(entry_point()) && is_null(first_training_loop()))
+      return stay_silent("TG008", draw,
+                         "a library module: its top level only imports, defines and assigns constants and no "
+                         "loop in it trains, so it runs inside a program that seeds (or not) at its own start-up");
     out.push_back(make_finding(missing, have));
   }
+
+  // A loop anywhere in the file that backwards (directly or through a local helper): the file
+  // runs training passes itself, whoever calls it (TG008-P01's `fit`).
+  static TSNode first_token(TSNode n) {
+    while (!is_null(n) && ts_node_child_count(n) > 0) n = ts_node_child(n, 0);
+    return n;
+  }
+
+  TSNode first_training_loop() const {
+    TSNode found{};
+    auto visit = [&](auto&& self, TSNode n) -> void {
+      if (!is_null(found)) return;
+      if ((is(n, k.for_statement) || is(n, k.while_statement)) && runs_backward(ctx.model, n)) {
+        found = n;
+        return;
+      }
+      for_each_named_child(n, [&](TSNode c) { self(self, c); });
+    };
+    visit(visit, ctx.root);
+    return found;
+  }
+
+  // The first top-level statement that makes this file a program rather than a library: a
+  // call, a loop, an `if __name__ == "__main__":` block, an assignment computed by a call...
+  // Null when the top level only imports, defines classes and functions, and binds constants.
+  TSNode entry_point() const {
+    TSNode found{};
+    for_each_named_child(ctx.root, [&](TSNode st) {
+      if (is_null(found) && !library_statement(st)) found = st;
+    });
+    return found;
+  }
+
+  bool library_statement(TSNode st) const {
+    TSSymbol s = sym(st);
+    if (s == k.import_statement || s == k.import_from_statement || s == k.function_definition ||
+        s == k.class_definition || s == k.decorated_definition || s == k.comment ||
+        std::string_view(ts_node_type(st)) == "future_import_statement")
+      return true;
+    if (s == k.expression_statement) {
+      TSNode e = ts_node_named_child(st, 0);
+      if (is(e, k.string)) return true;  // a docstring
+      if (!is(e, k.assignment)) return false;
+      bool calls = false;
+      if (TSNode right = field(e, k.f_right); !is_null(right))
+        ctx.model.for_each_call_in(right, [&](TSNode) { calls = true; });
+      return !calls;  // a constant (or an annotation alone)
+    }
+    // `try: import apex` / `except ImportError: apex = None`: an optional import.
+    if (s == k.try_statement) {
+      bool only = true;
+      auto block_of = [&](TSNode part) {
+        if (is(part, k.block)) return part;
+        TSNode b{};
+        for_each_named_child(part, [&](TSNode c) { if (is(c, k.block)) b = c; });
+        return b;
+      };
+      for_each_named_child(st, [&](TSNode part) {
+        if (TSNode b = block_of(part); !is_null(b))
+          for_each_named_child(b, [&](TSNode x) { only = only && library_statement(x); });
+      });
+      return only;
+    }
+    return false;
+  }
+
 
   static std::string join_names(const std::vector<int>& gens, const std::array<std::string_view, kGenCount>& what) {
     std::string s;
