@@ -543,6 +543,15 @@ struct Checker final : RuleCheck {
     if (!is_null(volatile_input)) f.severity = Severity::Note;
     TSNode mode_argument = inference_mode_argument(c.call);
     if (!is_null(mode_argument) && f.severity == Severity::Error) f.severity = Severity::Warning;
+    // The model's class is chosen at run time (`utils.get_class(conf.get_string(...))(...)`,
+    // round 36: a neural renderer whose forward differentiates for surface normals): what its
+    // forward needs is unknown, so "kept for nothing" is a guess.
+    // Any forward of the routine counts: the fix (no_grad over the routine) covers them all.
+    TSNode dynamic{};
+    std::string dynamic_model;
+    for (const Candidate& o : u.candidates)
+      if (is_null(dynamic)) dynamic = dynamically_built(o.model_name, o.call), dynamic_model = o.model_name;
+    if (!is_null(dynamic) && f.severity == Severity::Error) f.severity = Severity::Warning;
     // A script that runs its forward once (no loop at the top level holds one) keeps one
     // forward's activations, not one set per batch: a warning; on the host only, a note.
     bool runs_once = u.function < 0 && std::none_of(u.candidates.begin(), u.candidates.end(),
@@ -583,6 +592,10 @@ struct Checker final : RuleCheck {
                               "backward through it (a training forward named like an evaluation): reported "
                               "as a note"});
     }
+    if (!is_null(dynamic))
+      f.evidence.push_back({range_of(dynamic), "`" + dynamic_model + "` is built from a class chosen at run time (" +
+                                                   quote_code(text_of(dynamic, ctx.source)) +
+                                                   "): whether its forward needs the graph is not seen (at most a warning)"});
     if (runs_once)
       f.evidence.push_back({range_of(c.call),
                             cuda.targets_cuda()
@@ -652,6 +665,25 @@ struct Checker final : RuleCheck {
     auto bound = dotted_name(field(stmt, k.f_left), ctx.source);
     if (!bound) return TSNode{};
     return attribute_read(field(ctx.model.functions()[function].node, k.f_body), *bound);
+  }
+
+  // Every binding of `model` visible at `call` calls a callee that is itself computed (a call
+  // or a subscript: `get_class(name)(...)`, `MODELS[name](...)`). Returns the first binding's
+  // value, or null.
+  TSNode dynamically_built(const std::string& model, TSNode call) const {
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(model, ctx.model.scope_enclosing(call));
+    if (!sites || sites->empty()) return TSNode{};
+    TSNode first{};
+    for (const BindingSite& b : *sites) {
+      // `model = model.cuda()`: the same object.
+      TSNode v = ctx.model.module_chain_base(b.value);
+      if (is(v, k.identifier) && text_of(v, ctx.source) == model) continue;
+      if (!is(v, k.call)) return TSNode{};
+      TSNode callee = unparenthesize(field(v, k.f_function));
+      if (!is(callee, k.call) && !is(callee, k.subscript)) return TSNode{};
+      if (is_null(first)) first = b.value;
+    }
+    return first;
   }
 
   // `x.requires_grad_(True)` (or `x.requires_grad = True`) in the routine, before the forward
@@ -784,6 +816,14 @@ struct Checker final : RuleCheck {
     // `torch.no_grad` does not exist or is no decorator (before 0.4.1): the edit is offered
     // for the reader to judge (rounds 20 and 23: deepcluster, torchMoji).
     if (uses_variable_api()) return FixSafety::Unsafe;
+    // A model built from a class chosen at run time may differentiate in its own forward
+    // (TG002-NX47): no_grad could break it.
+    bool dynamic = false;
+    ctx.model.for_each_call_in(field(fn.node, k.f_body), [&](TSNode c) {
+      if (auto target = dynamic ? std::nullopt : forward_target(c, ctx.model.scope_enclosing(c)))
+        dynamic = !is_null(dynamically_built(*target, c));
+    });
+    if (dynamic) return FixSafety::Unsafe;
     bool stores = false;
     std::vector<TSNode> todo{field(fn.node, k.f_body)};
     while (!todo.empty() && !stores) {
