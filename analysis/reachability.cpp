@@ -305,6 +305,12 @@ bool Reachability::load_bearing(const std::string& holder,
   return reach.count(holder) > 0;
 }
 
+TSNode Reachability::backward_reaching(const std::string& key) const {
+  for (const Backward& b : backwards_)
+    if (b.closure.count(key)) return b.call;
+  return TSNode{};
+}
+
 TSNode Reachability::backward_needing(ByteRange region, int scope,
                                       const std::vector<std::string>& keys) const {
   int unit = unit_of(scope);

@@ -44,6 +44,10 @@ class Reachability {
                     const std::unordered_set<std::string>& container_holders,
                     bool via_returns) const;
 
+  // The first backward (in source order) whose inputs flow from `key`, in any unit; null if
+  // none. What makes a module-level holder load-bearing from another function.
+  TSNode backward_reaching(const std::string& key) const;
+
   // A backward call inside [region) of function scope `scope` whose inputs flow from any of
   // `keys`; returns that call (null node if none).
   TSNode backward_needing(ByteRange region, int scope, const std::vector<std::string>& keys) const;

@@ -88,7 +88,30 @@ class Check final : public RuleCheck {
  public:
   explicit Check(const RuleContext& c) : ctx(c) {}
   void finish(std::vector<Finding>& out) override;
-  void context(std::vector<ContextFact>& facts) const override { callers_.report(facts); }
+  // A holder keyed by the module (a module-level object a function stores into) is decided
+  // by every function that names it: its store and the backward that reads it (if any) are
+  // context, so an edit elsewhere that changes the answer re-checks the store.
+  void context(std::vector<ContextFact>& facts) const override {
+    callers_.report(facts);
+    for (const ModuleHolder& h : module_holders_) {
+      note_context(facts, "TG001 module-level holder " + h.holder + (h.load_bearing ? " read by a backward" : " unread"),
+                   h.store);
+      if (!is_null(h.backward)) note_context(facts, "TG001 backward reading " + h.holder, first_token(h.backward));
+    }
+  }
+
+  static TSNode first_token(TSNode n) {
+    while (!is_null(n) && ts_node_child_count(n) > 0) n = ts_node_child(n, 0);
+    return n;
+  }
+
+  struct ModuleHolder {
+    std::string holder;
+    TSNode store;
+    bool load_bearing;
+    TSNode backward;
+  };
+  std::vector<ModuleHolder> module_holders_;
 
  private:
   const RuleContext& ctx;
@@ -916,7 +939,11 @@ void Check::finish(std::vector<Finding>& out) {
     if (!is_null(backward) && keeps_graph(backward, ctx.source)) backward = TSNode{};
     const Value* v = ctx.provenance.value_of(c.stored);
     bool consumed = !is_null(backward) || (v && v->consumed);
-    if (reach.load_bearing(reach.key(c.holder, c.scope), container_holders, !consumed)) continue;
+    std::string holder_key = reach.key(c.holder, c.scope);
+    bool load_bearing = reach.load_bearing(holder_key, container_holders, !consumed);
+    if (holder_key.starts_with("0:") && ctx.model.enclosing_function(c.scope) >= 0)
+      module_holders_.push_back({c.holder, c.store, load_bearing, reach.backward_reaching(holder_key)});
+    if (load_bearing) continue;
     if (TSNode context = is_null(backward) ? TSNode{} : distributed_autograd_context(ctx.model, backward);
         !is_null(context)) {
       stay_silent("TG001", c.stored,

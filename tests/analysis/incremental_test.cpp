@@ -583,6 +583,39 @@ TEST(Incremental, AnEditOfAMethodThatSharesStateWithItsWholeClassSaysWhyTheFileI
       << doc.last_stats().whole_file_because;
 }
 
+// A module-level object filled in one function and read by a backward in another (keyed by the
+// module, round 34): the two functions share no name an edit follows, so the store's verdict is
+// context. Removing the backward, restoring it, or adding a reader in a third function must
+// each give what a fresh check gives.
+TEST(Incremental, AModuleLevelHolderReadByABackwardInAnotherFunctionFollowsThatFunction) {
+  std::string text =
+      "import torch\nimport torch.nn as nn\n\n\nclass Critic(nn.Module):\n    def __init__(self):\n"
+      "        super().__init__()\n        self.fc = nn.Linear(4, 1)\n        self.saved = []\n\n"
+      "    def forward(self, x):\n        return self.fc(x)\n\n\ncritic = Critic()\n"
+      "opt = torch.optim.SGD(critic.parameters(), lr=0.1)\n\n\n"
+      "def update():\n    loss = torch.stack(critic.saved).sum()\n    loss.backward()\n    opt.step()\n"
+      "    del critic.saved[:]\n\n\n"
+      "def collect(env):\n    for step in range(100):\n        critic.saved.append(critic(env.state()))\n\n\n"
+      "def log():\n    print(len(critic.saved))\n";
+  for (int i = 0; i < 60; ++i)  // unrelated helpers, so the edits are sliced, not checked whole
+    text += "\n\ndef helper_" + std::to_string(i) + "(x):\n    y = x * " + std::to_string(i) + "\n    return y + 1\n";
+  DocumentAnalysis doc(text);
+  ASSERT_TRUE(doc.check({}).has_value());
+  expect_same_as_scratch(doc, {}, "initial");
+  // The backward stays (a file-wide fact of other rules) but no longer reads the list.
+  size_t at = doc.text().find("torch.stack(critic.saved)");
+  doc.edit(at, at + std::string("torch.stack(critic.saved)").size(), "torch.stack([])");
+  expect_same_as_scratch(doc, {}, "the backward no longer reads the holder");
+  EXPECT_NE(render(*doc.check({})).find("TG001"), std::string::npos) << render(*doc.check({}));
+  at = doc.text().find("    print(len(critic.saved))\n");
+  doc.edit(at, at, "    torch.stack(critic.saved).sum().backward()\n");
+  expect_same_as_scratch(doc, {}, "a backward added in another function");
+  at = doc.text().find("def helper_30(x):");
+  doc.edit(at, at, "def helper_extra():\n    return 1\n\n\n");
+  expect_same_as_scratch(doc, {}, "an unrelated edit");
+  EXPECT_TRUE(doc.last_stats().sliced) << doc.last_stats().whole_file_because;
+}
+
 // A region over 32 KiB (here one class) is not parsed on its own: the kept tree is reparsed
 // against the edit instead, on both paths, and the results still follow the oracle.
 TEST(Incremental, EditsInsideAClassLargerThanTheRegionLimitReparseTheKeptTree) {
