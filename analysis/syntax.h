@@ -92,6 +92,12 @@ inline bool is(TSNode n, TSSymbol s) { return n.id != nullptr && pf_node_symbol(
 inline TSNode field(TSNode n, TSFieldId f) { return pf_node_child_by_field_id(n, f); }
 inline ByteRange range_of(TSNode n) { return {ts_node_start_byte(n), ts_node_end_byte(n)}; }
 inline const void* node_id(TSNode n) { return n.id; }
+// The first token of `n` (itself when it has no children; null for null): an anchor that an
+// edit inside a large node (a loop, a block) leaves where it was.
+inline TSNode first_token(TSNode n) {
+  while (n.id != nullptr && ts_node_child_count(n) > 0) n = ts_node_child(n, 0);
+  return n;
+}
 
 std::string_view text_of(TSNode n, std::string_view src);
 

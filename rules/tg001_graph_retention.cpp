@@ -100,11 +100,6 @@ class Check final : public RuleCheck {
     }
   }
 
-  static TSNode first_token(TSNode n) {
-    while (!is_null(n) && ts_node_child_count(n) > 0) n = ts_node_child(n, 0);
-    return n;
-  }
-
   struct ModuleHolder {
     std::string holder;
     TSNode store;
@@ -668,10 +663,12 @@ bool backwarded_itself(const RuleContext& ctx, TSNode stored, TSNode backward) {
 
 // `.detach()` on the stored value; inside a tuple/list/dict literal, on each element that
 // carries a graph (a container has no `.detach()`, TG001-P14). Safe only when every edited
-// expression is a proven tensor and `may_be_safe` (no caller can still need the stored
-// copy's gradient); an element that may not be a tensor at all gets no fix. When the backward
-// ran over the stored value itself, how it was built no longer matters: it is a tensor.
-std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored, bool may_be_safe, bool consumed) {
+// expression is a proven tensor and `unsafe_because` is empty (no caller, and no callee it is
+// handed to, can still need the stored copy's gradient); an element that may not be a tensor at
+// all gets no fix. When the backward ran over the stored value itself, how it was built no
+// longer matters: it is a tensor.
+std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored, const std::string& unsafe_because,
+                              bool consumed) {
   const Kinds& k = kinds();
   TSNode e = unparenthesize(stored);
   Fix fix{"add .detach()", FixSafety::Safe, {}};
@@ -701,9 +698,9 @@ std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored, bool may_be
   if (!proven_tensors) {
     fix.safety = FixSafety::Unsafe;
     fix.description += " (the value is not proven a tensor)";
-  } else if (!may_be_safe) {
+  } else if (!unsafe_because.empty()) {
     fix.safety = FixSafety::Unsafe;
-    fix.description += " (a caller may still need its gradient)";
+    fix.description += " (" + unsafe_because + ")";
   }
   return fix;
 }
@@ -882,10 +879,10 @@ Finding make_finding(const RuleContext& ctx, const Candidate& c, TSNode backward
                               (passed_in ? "passed in by" : "returned to") +
                               " the caller, which may still backward through it or free it (not seen here)"});
   }
-  bool may_be_safe = (consumed || life == HolderLife::Seen) && is_null(handed);
-  if (auto fix = detach_fix(ctx, c.stored, may_be_safe, backwarded_itself(ctx, c.stored, backward))) {
-    if (!is_null(handed) && (consumed || life == HolderLife::Seen) && fix->description == "add .detach() (a caller may still need its gradient)")
-      fix->description = "add .detach() (the callee it is handed to may need its gradient)";
+  std::string unsafe_because = !(consumed || life == HolderLife::Seen) ? "a caller may still need its gradient"
+                               : !is_null(handed)                     ? "the callee it is handed to may need its gradient"
+                                                                      : "";
+  if (auto fix = detach_fix(ctx, c.stored, unsafe_because, backwarded_itself(ctx, c.stored, backward))) {
     if (!c.object_class.empty() && fix->safety == FixSafety::Safe) {
       fix->safety = FixSafety::Unsafe;
       fix->description += " (what `" + c.method + "()` does with it is not seen)";

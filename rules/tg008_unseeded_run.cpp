@@ -22,6 +22,7 @@
 // `get_accelerator().manual_seed*`) covers (TG008-NX20, PX20); so is a `*_like(t)` draw, which
 // takes t's device.
 #include <array>
+#include <optional>
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
@@ -282,14 +283,20 @@ struct Checker final : RuleCheck {
     out.push_back(make_finding(missing, have));
   }
 
+  // Read by `finish` and again by `context`: each found once.
+  TSNode first_training_loop() const {
+    if (!training_loop_) training_loop_ = find_training_loop();
+    return *training_loop_;
+  }
+  TSNode entry_point() const {
+    if (!entry_point_) entry_point_ = find_entry_point();
+    return *entry_point_;
+  }
+  mutable std::optional<TSNode> training_loop_, entry_point_;
+
   // A loop anywhere in the file that backwards (directly or through a local helper): the file
   // runs training passes itself, whoever calls it (TG008-P01's `fit`).
-  static TSNode first_token(TSNode n) {
-    while (!is_null(n) && ts_node_child_count(n) > 0) n = ts_node_child(n, 0);
-    return n;
-  }
-
-  TSNode first_training_loop() const {
+  TSNode find_training_loop() const {
     TSNode found{};
     auto visit = [&](auto&& self, TSNode n) -> void {
       if (!is_null(found)) return;
@@ -306,7 +313,7 @@ struct Checker final : RuleCheck {
   // The first top-level statement that makes this file a program rather than a library: a
   // call, a loop, an `if __name__ == "__main__":` block, an assignment computed by a call...
   // Null when the top level only imports, defines classes and functions, and binds constants.
-  TSNode entry_point() const {
+  TSNode find_entry_point() const {
     TSNode found{};
     for_each_named_child(ctx.root, [&](TSNode st) {
       if (is_null(found) && !library_statement(st)) found = st;

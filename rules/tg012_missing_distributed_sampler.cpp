@@ -471,7 +471,7 @@ struct Checker final : RuleCheck {
   // Follows names to their bindings (two hops), through calls and their arguments.
   bool shards_by_rank(TSNode e, int scope, int depth) const {
     if (is_null(e) || depth > 2) return false;
-    if (mentions_rank(e) || mentions_world_size(e)) return true;
+    if (mentions_rank(e) || mentions_topology(e)) return true;
     if (is(e, k.call)) {
       std::string_view leaf = ctx.model.callee_leaf(e);
       if (leaf == "split_dataset_by_node" || leaf == "shard") return true;
@@ -491,8 +491,9 @@ struct Checker final : RuleCheck {
   }
 
   // `Subset(ds, range(len(sampler) * world_size, len(ds)))`: indices computed from the world
-  // size are a deliberate split (the remainder a DistributedSampler dropped), not an oversight.
-  bool mentions_world_size(TSNode n) const {
+  // size are a deliberate split (the remainder a DistributedSampler dropped), not an oversight;
+  // so is the launcher's topology read from the environment (`os.environ["WORLD_SIZE"]`).
+  bool mentions_topology(TSNode n) const {
     if (is(n, k.identifier)) {
       std::string id = names::lower(text_of(n, ctx.source));
       return names::contains(id, "world_size") || id == "get_world_size";
@@ -505,7 +506,7 @@ struct Checker final : RuleCheck {
     }
     if (is(n, k.comment)) return false;
     bool found = false;
-    for_each_named_child(n, [&](TSNode c) { found = found || mentions_world_size(c); });
+    for_each_named_child(n, [&](TSNode c) { found = found || mentions_topology(c); });
     return found;
   }
 
