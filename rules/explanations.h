@@ -101,8 +101,9 @@ Not flagged
   before the forward (and `nn.Embedding.from_pretrained`, frozen by default); shape smoke tests
   on literal-shaped inputs; a policy's `evaluate_actions` / `predict_values` (PPO's training
   forwards); files of another framework (MXNet, TensorFlow, Keras, Paddle, MLX, JAX). Code
-  written for PyTorch before 0.4 (`Variable(..., volatile=True)`) gets a note without a fix,
-  and the decorator is offered as unsafe in any file that calls `Variable`.)";
+  written for PyTorch before 0.4 (`Variable(..., volatile=True)`, or inputs made by a helper
+  from another file in a file that imports `Variable`) gets a note without a fix, and the
+  decorator is offered as unsafe in any file that calls or imports `Variable`.)";
 
 inline constexpr std::string_view kExplainTG003 = R"(Why it costs money
   PyTorch adds each backward's gradients into `.grad`; it never clears them by itself. A loop

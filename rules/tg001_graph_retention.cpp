@@ -12,7 +12,9 @@
 // enclosing loop, outliving only loops that do not train, and handed to a callee this file
 // does not show (`inner_optimizer.step(loss_inner)`: it may differentiate the total, TG001-NX54,
 // recorded as a silence; handed so without the per-pass rebinding: at most a warning, fix
-// unsafe); a backward that keeps its graph
+// unsafe); a container rebound at the start of every pass of the training loop itself and
+// filled in loops that do not train (per-head loss lists, TG001-NX58, recorded as a silence);
+// a backward that keeps its graph
 // (`autograd.grad(..., create_graph=True)`, `retain_graph=True`) consumes nothing (NX52); values not proven to hold tensors (an unseen callee's
 // result is Unknown, a number or an array has no graph); holders that a later backward or a
 // differentiable return reads (stacked RL objectives, chunked losses, pipeline getters),
@@ -458,14 +460,26 @@ bool summed_per_pass(const RuleContext& ctx, const Candidate& c) {
   if (is_null(c.rebound_in) || c.outlived.empty()) return false;
   for (TSNode loop : c.outlived)
     if (trains(ctx, loop, c.scope)) return false;
-  // The rebinding runs on every pass (not behind a branch) before the loops it heads.
+  // The rebinding runs on every pass (not behind a branch) before the loops it heads, alone or
+  // in a tuple (`total, parts = [], []`).
   bool every = false;
   for_each_named_child(field(c.rebound_in, kinds().f_body), [&](TSNode st) {
     TSNode a = is(st, kinds().expression_statement) ? ts_node_named_child(st, 0) : TSNode{};
-    every = every || (!is_null(a) && is(a, kinds().assignment) && is_name(field(a, kinds().f_left), c.holder, ctx.source) &&
-                      ts_node_end_byte(a) <= ts_node_start_byte(c.outlived.front()));
+    if (is_null(a) || !is(a, kinds().assignment) || ts_node_end_byte(a) > ts_node_start_byte(c.outlived.front())) return;
+    TSNode left = field(a, kinds().f_left);
+    if (is(left, kinds().pattern_list) || is(left, kinds().tuple_pattern))
+      for_each_named_child(left, [&](TSNode e) { every = every || is_name(e, c.holder, ctx.source); });
+    else every = every || is_name(left, c.holder, ctx.source);
   });
   return every;
+}
+
+// Rebound at the start of every pass of the training loop itself (`total, parts = [], []`
+// after the forward of each batch) and filled in loops that do not train (over the heads or
+// terms of one batch): the container lives one pass, like one rebound in the innermost loop
+// (round 38: a clustering trainer's per-head loss lists, TG001-NX58).
+bool per_pass_of_training_loop(const RuleContext& ctx, const Candidate& c) {
+  return summed_per_pass(ctx, c) && trains(ctx, c.rebound_in, c.scope);
 }
 
 // `self.acts = []` as a statement of the routine's own body, before the loop that fills
@@ -964,6 +978,13 @@ void Check::finish(std::vector<Finding>& out) {
                       " is a constant: each pass replaces what the last one stored there, so at most "
                       "one pass's graph is held and nothing accumulates",
                   {{range_of(c.constant_key), "the same slot of `" + c.holder + "` on every pass"}});
+      continue;
+    }
+    if (per_pass_of_training_loop(ctx, c)) {
+      stay_silent("TG001", c.stored,
+                  "one pass's container: `" + c.holder + "` is rebound at the start of every pass of the training "
+                      "loop, and the loop it outlives does not train, so each pass drops the last pass's values",
+                  {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives does not train"}});
       continue;
     }
     if (const FunctionInfo* owner = filled_over_structure(ctx, c)) {

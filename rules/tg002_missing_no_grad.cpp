@@ -25,10 +25,12 @@
 // backwards through (`self.policy.evaluate(...)` in PPO's update, TG002-NX41). A call handed
 // a graph-carrying value and an optimizer (`loss_scaler(loss, optimizer, ...)`, the AMP
 // scaler idiom) trains like a backward (TG002-NX42). An input made by a call handed
-// `volatile=True` (PyTorch before 0.4) makes the finding a note without a fix (TG002-NX43).
+// `volatile=True` (PyTorch before 0.4) makes the finding a note without a fix (TG002-NX43);
+// so does an input made by a helper this file does not define, in a file that calls or
+// imports torch's `Variable` (the helper may make it volatile, TG002-NX48).
 // The decorator fix is safe only when no graph can leave the routine (its return value is
 // shown graph-free and it stores nothing on an object), the file is not a test module (a
-// test may exercise autograd on purpose, TG002-NX29) and does not call torch's `Variable`
+// test may exercise autograd on purpose, TG002-NX29) and does not call or import torch's `Variable`
 // (code for PyTorch before 0.4, where the decorator may not exist, TG002-NX38); otherwise
 // it is offered as unsafe.
 #include <algorithm>
@@ -104,7 +106,7 @@ struct Checker final : RuleCheck {
     callers_.report(facts);
     if (int t = first_test_function(); t >= 0)
       note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
-    note_context(facts, "TG002 Variable API", first_variable_call());
+    note_context(facts, "TG002 Variable API", variable_api_site());
     note_context(facts, "TG002 targets CUDA: " + std::string(cuda.reason()), cuda.evidence());
   }
 
@@ -541,6 +543,8 @@ struct Checker final : RuleCheck {
     if (hands_out) f.severity = Severity::Note;
     TSNode volatile_input = volatile_variable_input(u, c.call);
     if (!is_null(volatile_input)) f.severity = Severity::Note;
+    TSNode unseen_maker = is_null(volatile_input) ? input_from_unseen_helper(u, c.call) : TSNode{};
+    if (!is_null(unseen_maker)) f.severity = Severity::Note;
     TSNode mode_argument = inference_mode_argument(c.call);
     if (!is_null(mode_argument) && f.severity == Severity::Error) f.severity = Severity::Warning;
     // The model's class is chosen at run time (`utils.get_class(conf.get_string(...))(...)`,
@@ -608,6 +612,17 @@ struct Checker final : RuleCheck {
                             quote_code(text_of(mode_argument, ctx.source)) +
                                 " asks the model for an inference pass, which its forward (not in this file) may run "
                                 "under no_grad itself (weak step: at most a warning)"});
+    if (!is_null(unseen_maker)) {
+      f.evidence.push_back({range_of(variable_api_site()),
+                            quote_code(text_of(variable_api_site(), ctx.source)) +
+                                ": this file is written for PyTorch's `Variable` API (before 0.4), where an input "
+                                "made `volatile` ran the forward without autograd"});
+      f.evidence.push_back({range_of(unseen_maker),
+                            quote_code(text_of(unseen_maker, ctx.source)) +
+                                " makes the forward's input in code outside this file, which may make it volatile "
+                                "(weak step: reported as a note)"});
+      return f;
+    }
     if (!is_null(volatile_input)) {
       // torch.no_grad does not exist before 0.4: no fix for code written for those versions.
       f.evidence.push_back({range_of(volatile_input),
@@ -771,6 +786,55 @@ struct Checker final : RuleCheck {
     return found;
   }
 
+  // In code written for the `Variable` API, an input made by a helper this file does not
+  // define (`data, targets = get_batch(source, i, args, evaluation=True)` imported from
+  // another module) may be a volatile Variable: whether the forward builds a graph is that
+  // helper's business (round 38: darts' rnn `evaluate()`, whose `get_batch` makes
+  // `Variable(..., volatile=evaluation)`, TG002-NX48). Returns the helper's call.
+  TSNode input_from_unseen_helper(const Unit& u, TSNode forward) const {
+    if (is_null(variable_api_site())) return TSNode{};
+    int scope = u.function >= 0 ? ctx.model.functions()[u.function].scope : 0;
+    // A function imported from a module other than torch's or NumPy's (`get_batch(...)`,
+    // `utils.get_batch(...)`), not a method of a local value (`x.type(...)`) or a builtin.
+    auto unseen_call = [&](TSNode v) {
+      v = unparenthesize(v);
+      if (!is(v, k.call)) return false;
+      TSNode callee = field(v, k.f_function);
+      TSNode root = callee;
+      while (is(root, k.attribute)) root = field(root, k.f_object);
+      if (!is(root, k.identifier)) return false;
+      const ImportBinding* imported = ctx.model.import_of(text_of(root, ctx.source));
+      if (!imported) return false;
+      const std::string& q = imported->qualified;
+      return !(q == "torch" || q.starts_with("torch.") || q == "numpy" || q.starts_with("numpy."));
+    };
+    TSNode found{};
+    for_each_named_child(field(forward, k.f_arguments), [&](TSNode a) {
+      if (!is_null(found)) return;
+      if (unseen_call(a)) found = a;
+      else if (auto name = dotted_name(a, ctx.source))
+        if (TSNode last = last_binding_before(*name, scope, forward); !is_null(last) && unseen_call(last))
+          found = unparenthesize(last);
+    });
+    return found;
+  }
+
+  // The value of the last binding of `name` before `use` in source order (any binding when
+  // all come later: a global read by a function defined above it). Null when none.
+  TSNode last_binding_before(const std::string& name, int scope, TSNode use) const {
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(name, scope);
+    TSNode before{}, any{};
+    if (sites)
+      for (const BindingSite& b : *sites) {
+        if (is_null(b.value)) continue;
+        if (is_null(any) || ts_node_start_byte(b.value) > ts_node_start_byte(any)) any = b.value;
+        if (ts_node_start_byte(b.value) < ts_node_start_byte(use) &&
+            (is_null(before) || ts_node_start_byte(b.value) > ts_node_start_byte(before)))
+          before = b.value;
+      }
+    return is_null(before) ? any : before;
+  }
+
   void add_evidence(Finding& f, const Unit& u, const Candidate& c, bool backwards) const {
     if (!is_null(c.eval_loop_iterable)) {
       f.evidence.push_back({range_of(c.eval_loop_iterable),
@@ -840,8 +904,31 @@ struct Checker final : RuleCheck {
   }
 
   // `Variable` bound through torch's imports (`from torch.autograd import Variable`,
-  // `torch.autograd.Variable(...)`) anywhere in the file.
-  bool uses_variable_api() const { return !is_null(first_variable_call()); }
+  // `torch.autograd.Variable(...)`) anywhere in the file, called or only imported (round 38:
+  // darts' rnn scripts import it and leave the calls to a helper module).
+  bool uses_variable_api() const { return !is_null(variable_api_site()); }
+
+  // The first call of torch's `Variable`, else the import that binds it; null when neither.
+  TSNode variable_api_site() const {
+    if (TSNode call = first_variable_call(); !is_null(call)) return call;
+    const ImportBinding* imported = ctx.model.import_of("Variable");
+    if (!imported || !imported->qualified.starts_with("torch.")) return TSNode{};
+    TSNode found{};
+    std::vector<TSNode> todo{ctx.root};
+    while (!todo.empty() && is_null(found)) {
+      TSNode n = todo.back();
+      todo.pop_back();
+      if (is(n, k.import_from_statement)) {
+        for_each_named_child(n, [&](TSNode name) {
+          if (is_null(found) && !is_null(name) && text_of(name, ctx.source) == "Variable") found = name;
+        });
+        continue;
+      }
+      if (is(n, k.call) || is(n, k.expression_statement)) continue;
+      for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
+    }
+    return found;
+  }
 
   TSNode first_variable_call() const {
     TSNode found{};

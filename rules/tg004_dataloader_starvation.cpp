@@ -20,7 +20,8 @@
 // backward and that no other call receives (TG004-NX21); and for a loader built only without
 // CUDA: in the `else` of `if torch.cuda.is_available():` (or of a name bound to exactly that),
 // or under `if not ...:` (TG004-NX23). Both notes are silent, with the
-// reason recorded, for an index loader over `range(n)` (TG004-NX22).
+// reason recorded, for an index loader over `range(n)` (TG004-NX22) and for a loader bound to a
+// name its function never reads (TG004-NX24).
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
 
@@ -226,6 +227,14 @@ struct Checker final : RuleCheck {
                   {{range_of(info.node), "`" + info.name + "` is defined here"}});
       return;
     }
+    if (TSNode target = never_read(c); !is_null(target)) {
+      int f = ctx.model.enclosing_function(c.scope);
+      stay_silent("TG004", c.call,
+                  "an unused loader: `" + std::string(text_of(target, ctx.source)) + "` is read nowhere in `" +
+                      ctx.model.functions()[f].name + "()`, so no batch is ever loaded from it",
+                  {{range_of(target), quote_code(text_of(target, ctx.source)) + " is bound here and never read"}});
+      return;
+    }
     Argument workers = argument(c.call, "num_workers", kNumWorkersPosition);
     if (unsplit_iterable(dataset.value, c.scope)) {
       // Workers would each replay the whole stream: advising them would duplicate batches.
@@ -290,6 +299,38 @@ struct Checker final : RuleCheck {
     for (const BindingSite& b : *sites)
       if (b.position >= 0 || !asks_cuda_available(unparenthesize(b.value), scope)) return false;
     return true;
+  }
+
+  // `dataloader_val = DataLoader(...)` in a function that never reads the name again (round
+  // 38: a detector's training script builds a validation loader and evaluates on the dataset
+  // itself): nothing iterates it, so nothing waits on it (TG004-NX24). Only inside a function:
+  // another module may import a module-level loader. Returns the bound name, or null.
+  TSNode never_read(const Candidate& c) const {
+    TSNode assignment = ts_node_parent(c.call);
+    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), c.call)) return TSNode{};
+    TSNode target = field(assignment, k.f_left);
+    int f = ctx.model.enclosing_function(c.scope);
+    if (!is(target, k.identifier) || f < 0) return TSNode{};
+    std::string_view name = text_of(target, ctx.source);
+    bool read = false;
+    std::vector<TSNode> todo{field(ctx.model.functions()[f].node, k.f_body)};
+    while (!todo.empty() && !read) {
+      TSNode n = todo.back();
+      todo.pop_back();
+      if (is(n, k.assignment)) {  // a plain name on the left is bound, not read
+        TSNode left = field(n, k.f_left);
+        if (!is(left, k.identifier)) todo.push_back(left);
+        if (TSNode right = field(n, k.f_right); !is_null(right)) todo.push_back(right);
+        if (TSNode type = field(n, k.f_type); !is_null(type)) todo.push_back(type);
+        continue;
+      }
+      if (is(n, k.identifier)) {
+        read = text_of(n, ctx.source) == name;
+        continue;
+      }
+      for_each_named_child(n, [&](TSNode ch) { todo.push_back(ch); });
+    }
+    return read ? TSNode{} : target;
   }
 
   // `eval_loader = DataLoader(...)` then `for batch in tqdm(eval_loader):` in the same function

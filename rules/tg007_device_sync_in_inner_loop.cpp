@@ -30,7 +30,9 @@
 // environment and needs the value every pass (TG007-NX25). Silent too: a synchronize whose
 // neighbouring statement reads a tensor to the host (`loss.item()`), which waits anyway
 // (TG007-NX27); and all but the last of several every-step synchronize calls in one loop,
-// whose finding names the others (TG007-NX28).
+// whose finding names the others (TG007-NX28). Silent too: per-element reads after an
+// unconditional synchronize earlier in the step, in a loop that queues no device work (only
+// the reads and host builtins): the queue is already empty (TG007-NX30).
 #include <algorithm>
 #include <unordered_map>
 
@@ -388,6 +390,12 @@ struct Checker final : RuleCheck {
     TSNode recv = unparenthesize(field(field(call, k.f_function), k.f_object));
     std::string why = device_tensor_reason(recv, *it, st.scope);
     if (why.empty()) return;
+    if (TSNode drained = synchronized_before(it->node, train); !is_null(drained) && launches_nothing(it->node))
+      return stay_silent("TG007", call,
+                         "the queue is already empty: the step synchronises the device before this loop, and the "
+                         "loop launches no device work between its reads",
+                         {{range_of(drained), quote_code(text_of(drained, ctx.source)) +
+                                                  " waits for every queued kernel earlier in the same step"}});
     if (TSNode env_step = environment_step_taking(call, st.scope); !is_null(env_step))
       return stay_silent("TG007", call,
                          "an environment rollout: the value is the action handed to the environment's `step()`, "
@@ -407,6 +415,34 @@ struct Checker final : RuleCheck {
                                                       " is iterated element by element"});
     add_training_step(f, train);
     out.push_back(std::move(f));
+  }
+
+  // An unconditional `torch.cuda.synchronize()` statement before the per-element loop, in the
+  // same block or a block around it inside the training step (round 38: lingua's AU-Net logs
+  // its per-level token counts with `.item()` after the step's synchronize). Null when none.
+  TSNode synchronized_before(TSNode loop, TSNode train) const {
+    for (TSNode n = loop, p = ts_node_parent(loop); !is_null(p); n = p, p = ts_node_parent(p)) {
+      if (is(p, k.block))
+        for (TSNode s = ts_node_prev_named_sibling(n); !is_null(s); s = ts_node_prev_named_sibling(s)) {
+          TSNode e = is(s, k.expression_statement) ? unparenthesize(ts_node_named_child(s, 0)) : TSNode{};
+          if (is(e, k.call) && is_synchronize(e)) return e;
+        }
+      if (is(p, k.function_definition) || is(p, k.lambda)) break;
+      if ((is(p, k.for_statement) || is(p, k.while_statement)) && encloses(p, train)) break;
+    }
+    return TSNode{};
+  }
+
+  // The per-element loop calls nothing that could queue device work: only the host reads
+  // themselves and host builtins. After the first read drains the queue, the rest find it empty.
+  bool launches_nothing(TSNode loop) const {
+    static constexpr std::string_view kHost[] = {"item", "tolist", "cpu",  "numpy", "float", "int",  "str",
+                                                 "len",  "round",  "print", "append", "format", "bool", "range"};
+    bool only_host = true;
+    ctx.model.for_each_call_in(loop, [&](TSNode c) {
+      if (only_host && !in(kHost, ctx.model.callee_leaf(c))) only_host = false;
+    });
+    return only_host;
   }
 
   // `obs, reward, done, info = envs.step(action.cpu().numpy())` (round 19: an A2C rollout):

@@ -12,7 +12,8 @@
 // methods: seeded by fixtures elsewhere). Silent, with the reason recorded: Lightning files;
 // a library module that seeds nothing itself and has no entry point (only imports,
 // definitions, constants and optional-import `try` blocks at its top level) and no loop that
-// trains (a loss or step function called by a program elsewhere, TG008-NX22);
+// trains (a loss or step function called by a program elsewhere, TG008-NX22); a file where no
+// loop runs a backward and no call steps (a `__main__` smoke test backwarding once, TG008-NX23);
 // a library seed-everything helper (`seed_everything`, `set_seed`, ..., or ColossalAI's
 // `launch*(seed=...)`) that is not a
 // function of this file (a local `set_seed` is judged by what its body seeds). CUDA-only seeding does not seed torch's CPU
@@ -236,9 +237,10 @@ struct Checker final : RuleCheck {
       any_draw = any_draw || !is_null(first_draw[g]);
       any_seed = any_seed || !is_null(seeded[g]);
     }
-    if (trains && any_draw && !any_seed) {
-      note_context(facts, "TG008 entry point", first_token(entry_point()));
+    if (trains && any_draw && !any_seed) note_context(facts, "TG008 entry point", first_token(entry_point()));
+    if (trains && any_draw) {
       note_context(facts, "TG008 training loop", first_token(first_training_loop()));
+      note_context(facts, "TG008 step call", first_step_call());
     }
     note_context(facts, "TG008 device draw", first_device_draw);
     for (int g = 0; g < kGenCount; ++g) {
@@ -280,8 +282,30 @@ struct Checker final : RuleCheck {
       return stay_silent("TG008", draw,
                          "a library module: its top level only imports, defines and assigns constants and no "
                          "loop in it trains, so it runs inside a program that seeds (or not) at its own start-up");
+    // No loop trains and nothing steps: the backward runs once, outside every loop (a module's
+    // `__main__` smoke test of a backbone's output and gradient, round 38: RT-DETR's HGNetv2).
+    // Nothing is trained, so nothing is unrepeatable about a training run (TG008-NX23).
+    if (is_null(first_training_loop()) && is_null(first_step_call()))
+      return stay_silent("TG008", draw,
+                         "no training run: no loop in this file runs a backward and nothing steps, so its "
+                         "backward is a one-off check of gradients, not training",
+                         {{range_of(first_backward), quote_code(text_of(first_backward, ctx.source)) + " runs outside every loop"}});
     out.push_back(make_finding(missing, have));
   }
+
+  // The first call whose callee's last segment mentions `step` (`optimizer.step()`,
+  // `scaler.step(opt)`, `train_step(batch)`): a run that may update parameters. Null when none.
+  TSNode first_step_call() const {
+    if (!step_call_) {
+      TSNode found{};
+      ctx.model.for_each_call_in(ctx.root, [&](TSNode c) {
+        if (is_null(found) && ctx.model.callee_leaf(c).find("step") != std::string_view::npos) found = c;
+      });
+      step_call_ = found;
+    }
+    return *step_call_;
+  }
+  mutable std::optional<TSNode> step_call_;
 
   // Read by `finish` and again by `context`: each found once.
   TSNode first_training_loop() const {

@@ -16,7 +16,9 @@
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
 // a loop that runs once (`for _ in range(1)`, TG013-NX31; `n = 0` ... `while n < 1:` ending in
-// `n += 1`, TG013-NX37); a copy assigned behind `if x is None:`
+// `n += 1`, TG013-NX37) or loops of literal trip counts that make at most ten passes in all
+// (`for i in range(10):` in a module's self-test, module code only, TG013-NX40, recorded as a
+// silence); a copy assigned behind `if x is None:`
 // (or `not x`), or behind `if i == 0:` on a `range` / `enumerate` counter, in the loop: made
 // once (TG013-NX32, recorded as a silence); a loop over files, whose body opens or decodes
 // the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
@@ -206,6 +208,42 @@ struct Checker final : RuleCheck {
     return false;
   }
 
+  // The passes of `for _ in range(<literals>)`, nullopt when not literal.
+  std::optional<long long> literal_passes(TSNode loop) const {
+    if (!is(loop, k.for_statement)) return std::nullopt;
+    TSNode it = unparenthesize(field(loop, k.f_right));
+    if (!is(it, k.call) || text_of(field(it, k.f_function), ctx.source) != "range") return std::nullopt;
+    std::vector<long long> v;
+    bool literal = true;
+    for_each_named_child(field(it, k.f_arguments), [&](TSNode a) {
+      if (!is(a, k.integer)) literal = false;
+      else v.push_back(std::atoll(std::string(text_of(a, ctx.source)).c_str()));
+    });
+    if (!literal || v.empty() || v.size() > 3) return std::nullopt;
+    long long begin = v.size() == 1 ? 0 : v[0], end = v.size() == 1 ? v[0] : v[1], step = v.size() == 3 ? v[2] : 1;
+    if (step <= 0) return std::nullopt;
+    return end > begin ? (end - begin + step - 1) / step : 0;
+  }
+
+  // Every loop around the copy counts a literal number of passes, at most kFewPasses in all
+  // (`for i in range(10):` in a module's self-test, round 38: temporal-shift-module's
+  // `__main__` compares two shift implementations ten times): the waste is a few copies
+  // once, not one per batch of a run (TG013-NX40).
+  // Module code only: it runs once, while a function's loop of three passes may run at every
+  // step of a training loop that calls it.
+  static constexpr long long kFewPasses = 10;
+  bool few_passes(const WalkState& st) const {
+    if (ctx.model.enclosing_function(st.scope) >= 0) return false;
+    long long total = 1;
+    for (const LoopFrame& l : st.loops) {
+      std::optional<long long> n = single_pass(l.node) ? std::optional<long long>(1) : literal_passes(l.node);
+      if (!n) return false;
+      total *= std::max<long long>(*n, 1);
+      if (total > kFewPasses) return false;
+    }
+    return true;
+  }
+
   // `n = 0` just before `while n < 1:` whose body ends each pass with `n += 1` at its top
   // level (round 28: torchattacks' FAB runs its restarts loop this way, once): a counter loop
   // whose literal bounds allow one pass.
@@ -266,6 +304,15 @@ struct Checker final : RuleCheck {
     if (!is_null(dest) && reads_varying(dest, st)) return;  // a different device each pass
     if (method == "cuda" && is_null(dest) && current_device_varies(n, st)) return;
     if (selected_by_loop(n, st)) return;
+    if (few_passes(st)) {
+      TSNode outer = st.loops.front().node;
+      TSNode head = is(outer, k.for_statement) ? field(outer, k.f_right) : outer;
+      stay_silent("TG013", n,
+                  "a few copies once: module code runs once, and its loops make at most " +
+                      std::to_string(kFewPasses) + " passes in all",
+                  {{range_of(head), quote_code(text_of(head, ctx.source)) + " counts a literal number of passes"}});
+      return;
+    }
     if (TSNode read = file_read_per_pass(*st.innermost_loop()); !is_null(read)) {
       stay_silent("TG013", n,
                   "a loop over files: each pass reads " + quote_code(text_of(read, ctx.source)) +
