@@ -692,6 +692,37 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
 
 using names::last_segment;
 
+bool ModuleModel::model_only_by_import_path(std::string_view dotted, int scope) const {
+  int found = -1;
+  const std::vector<BindingSite>* sites = lookup(dotted, scope, &found);
+  if (!sites) return false;
+  static constexpr std::string_view kChain[] = {"to", "cuda", "cpu", "half", "float", "bfloat16", "double",
+                                                "train", "eval", "requires_grad_"};
+  bool any = false;
+  for (const BindingSite& b : *sites) {
+    TSNode v = unparenthesize(b.value);
+    if (is_null(v) || classify_value(v, found, b.arity > 1 ? b.position : -1) != ValueKind::Model) continue;
+    for (bool chained = true; chained && is(v, kinds().call);) {  // `MTCNN(...).to(device)`
+      chained = false;
+      TSNode callee = callee_of(v);
+      if (!is(callee, kinds().attribute)) break;
+      for (auto c : kChain)
+        if (callee_leaf(v) == c) chained = true;
+      if (chained) v = unparenthesize(field(callee, kinds().f_object));
+    }
+    if (!is(v, kinds().call)) return false;
+    std::string_view leaf = callee_leaf(v);
+    std::string_view qual = qualified_callee(v).value_or(std::string_view());
+    std::string low = lower(qual);
+    bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
+    if (names::is_model_wrapper(leaf) || is_module_class(leaf) || torch_nn || qual.ends_with(".from_pretrained") ||
+        !from_a_models_package(qual))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 bool ModuleModel::is_model(std::string_view dotted, int scope) const {
   ValueKind k = kind_of(dotted, scope);
   if (k == ValueKind::Model) return true;

@@ -1260,14 +1260,21 @@ struct Provenance::Interpreter {
                                        code(text_of(it->second, src)) + ") on graph-carrying inputs");
     }
     bool bound = m.kind_of(model_name, scope) == ValueKind::Model;
-    std::string reason = bound ? "`" + std::string(model_name) + "` is bound to a model"
-                               : "`" + std::string(model_name) + "` is named like a model (naming heuristic)";
+    // A class from a `models` package is a model by its import path only, and what its forward
+    // returns is not seen (round 39: facenet's MTCNN returns face crops of the raw image,
+    // detected under no_grad): a weak step.
+    bool by_path = bound && m.model_only_by_import_path(model_name, scope);
+    std::string reason = by_path ? "`" + std::string(model_name) +
+                                       "` is built by a class imported from a `models` package (naming heuristic on the "
+                                       "import path; its forward is not in this file)"
+                         : bound ? "`" + std::string(model_name) + "` is bound to a model"
+                                 : "`" + std::string(model_name) + "` is named like a model (naming heuristic)";
     // A model's output may be a tensor, a tuple or a ModelOutput: a tensor only when the
     // binding shows a layer or a local module whose forward returns one.
     Type out = bound ? model_output_type(model_name, 0) : Type::Tensors;
     Value v = graph_from(call, code(text_of(call, src)) + " is a forward pass with autograd on: " + reason,
                          nullptr, out);
-    if (!bound) v.weak = v.why;
+    if (!bound || by_path) v.weak = v.why;
     return v;
   }
 

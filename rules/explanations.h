@@ -33,7 +33,8 @@ The fix
 
 Severity
   An error needs every step proven from bindings. A model or criterion known only by its
-  name, or a holder returned to / passed in by a caller, makes it a warning, and the
+  name (or a model known only by its class's `models` package import path, whose forward
+  is not seen), or a holder returned to / passed in by a caller, makes it a warning, and the
   evidence says which step is the weak one. In a routine that never backwards, autograd is
   on only if its callers leave it on: an error needs a caller in this file seen running it
   with autograd on; with no caller here it is a warning that says so, and when every caller
@@ -58,7 +59,9 @@ Not flagged
   `__init__` (run once per object: a bounded number of values); loops whose only
   graph-carrying values are indexes or slices of tensors made before them (views of graphs
   that exist once); losses computed by a criterion from a prediction made under no_grad, also
-  through a local helper called on such values; test functions; element stores into a
+  through a local helper called on such values; containers rebound at the start of every
+  pass of the training loop and filled in loops that do not train (per-head loss lists: one
+  pass's values; shown as a silence); test functions; element stores into a
   preallocated tensor or through `.data` (`delta.data[mask] = v` copies values with no
   autograd history). Deciding
   this is a reachability question over the whole file, not a syntax pattern.)";
@@ -225,7 +228,8 @@ Not flagged
   literals (`num_workers=args.workers` is trusted); keywords a `*args` / `**kwargs` splat may
   carry (and no keyword is ever appended after one); datasets already on the device, where
   workers and pinning do not apply; a `DataLoader` name bound to something other than torch's
-  loader. It is a note: the code is correct, only not tuned.)";
+  loader; a loader bound to a name its function never reads again (nothing loads from it;
+  shown as a silence). It is a note: the code is correct, only not tuned.)";
 
 inline constexpr std::string_view kExplainTG012 = R"(Why it costs money
   Under DistributedDataParallel each process builds its own `DataLoader`. Without a
@@ -301,7 +305,9 @@ Not flagged
   configurations (`for stride, ch in [(1, 32), (2, 32)]:`), a fixed set of runs rather than
   the steps of one (shown as a silence); a synchronize next to a statement that reads a
   tensor to the host anyway (`loss.item()` just before or after it: it adds no wait of its
-  own; shown as a silence). Several every-step synchronize calls in one loop are reported
+  own; shown as a silence); per-element reads after an unconditional synchronize earlier in
+  the step, in a loop that queues no device work (the queue is already empty; shown as a
+  silence). Several every-step synchronize calls in one loop are reported
   once, on the last, with the others in its evidence. Lightning's and the Hugging Face
   Trainer's `training_step` count as the body of the training loop.)";
 
@@ -350,8 +356,9 @@ The fix
   `transformers.set_seed`, `accelerate.utils.set_seed`).
 
 Not flagged
-  Files that never call backward; draws in helpers the training code never calls; draws
-  through an explicit `generator=`; Lightning files; a library seed-everything helper (a
+  Files that never call backward; files where no loop runs a backward and nothing steps (a
+  `__main__` smoke test that backwards once; shown as a silence); draws in helpers the
+  training code never calls; draws through an explicit `generator=`; Lightning files; a library seed-everything helper (a
   local `set_seed` is judged by what its body seeds). Bare names are resolved through the
   imports (`from random import randint` is the stdlib generator). `torch.cuda.manual_seed`
   alone leaves torch's CPU generator unseeded, and `np.random.default_rng()` without a seed
@@ -387,7 +394,9 @@ Not flagged
   before the loop; loops that run once (`for _ in range(1)`, or `n = 0` then `while n < 1:`
   ending in `n += 1`); a loop over files, whose body opens or decodes the file its own variable
   names (`Image.open(path)`, `torch.load(path)`: the disk, not the upload, is what each pass
-  waits on; shown as a silence); transfers outside loops.)";
+  waits on; shown as a silence); module code whose loops make at most ten passes in all (a
+  self-test: a few copies once); copies in test functions (pytest `test_*`, unittest
+  methods; shown as a silence); transfers outside loops.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An

@@ -980,13 +980,6 @@ void Check::finish(std::vector<Finding>& out) {
                   {{range_of(c.constant_key), "the same slot of `" + c.holder + "` on every pass"}});
       continue;
     }
-    if (per_pass_of_training_loop(ctx, c)) {
-      stay_silent("TG001", c.stored,
-                  "one pass's container: `" + c.holder + "` is rebound at the start of every pass of the training "
-                      "loop, and the loop it outlives does not train, so each pass drops the last pass's values",
-                  {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives does not train"}});
-      continue;
-    }
     if (const FunctionInfo* owner = filled_over_structure(ctx, c)) {
       stay_silent("TG001", c.stored,
                   "loop over entries: `" + c.holder + "` is local to `" + owner->name +
@@ -1037,6 +1030,13 @@ void Check::finish(std::vector<Finding>& out) {
                       "the loop it outlives does not train, and the total is handed to " +
                       quote_code(text_of(handed, ctx.source)) + ", which this file does not show and may differentiate it",
                   {{range_of(handed), quote_code(text_of(handed, ctx.source)) + " receives the total"}});
+      continue;
+    }
+    if (per_pass_of_training_loop(ctx, c)) {
+      stay_silent("TG001", c.stored,
+                  "one pass's container: `" + c.holder + "` is rebound at the start of every pass of the training "
+                      "loop, and the loop it outlives does not train, so each pass drops the last pass's values",
+                  {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives does not train"}});
       continue;
     }
     const CallerVerdict* callers = nullptr;

@@ -18,7 +18,8 @@
 // a loop that runs once (`for _ in range(1)`, TG013-NX31; `n = 0` ... `while n < 1:` ending in
 // `n += 1`, TG013-NX37) or loops of literal trip counts that make at most ten passes in all
 // (`for i in range(10):` in a module's self-test, module code only, TG013-NX40, recorded as a
-// silence); a copy assigned behind `if x is None:`
+// silence); copies in a test function (pytest `test_*`, a TestCase method, TG013-NX41, recorded
+// as a silence); a copy assigned behind `if x is None:`
 // (or `not x`), or behind `if i == 0:` on a `range` / `enumerate` counter, in the loop: made
 // once (TG013-NX32, recorded as a silence); a loop over files, whose body opens or decodes
 // the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
@@ -348,7 +349,33 @@ struct Checker final : RuleCheck {
     const Value* held = ctx.provenance.value_of(recv);
     bool module_like = model || (held && held->type == Type::Object);  // a constructed wrapper
     if (module_like && !is_null(keyword_arg(n, "dtype", ctx.source))) return;
+    if (in_test(n, st)) return;
     out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
+  }
+
+  // A test function (pytest `test_*`, a unittest.TestCase method) copies small inputs to
+  // the device while it checks a result: its loops run over dtypes and cases, not training
+  // steps, and the copies cost the test's seconds, not a job's GPU hours (round 39:
+  // pytorch-metric-learning's loss tests, TG013-NX41). Recorded as a silence.
+  bool in_test(TSNode call, const WalkState& st) {
+    int f = ctx.model.enclosing_function(st.scope);
+    if (f < 0 || !ctx.model.is_test_function(f)) return false;
+    const FunctionInfo& fn = ctx.model.functions()[f];
+    // A `test_*` method of a class that is no test class (StarGAN's `Solver.test_multi` runs
+    // the model over the test split) is an evaluation routine, not a test pytest collects.
+    if (fn.class_index >= 0) {
+      const ClassInfo& cls = ctx.model.classes()[fn.class_index];
+      bool test_class = cls.name.starts_with("Test") ||
+                        std::any_of(cls.bases.begin(), cls.bases.end(), [](const std::string& b) {
+                          return b.ends_with("TestCase");
+                        });
+      if (!test_class) return false;
+    }
+    stay_silent("TG013", call,
+                "a test: `" + fn.name + "` checks results on small inputs, so a copy per pass costs the test's time, "
+                "not a training job's",
+                {{range_of(field(fn.node, k.f_name)), "`" + fn.name + "` is a test function"}});
+    return true;
   }
 
   // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)
@@ -704,6 +731,7 @@ struct Checker final : RuleCheck {
     Shape shape = leaf.starts_with("rand") ? Shape::RandomFactory
                   : per_batch              ? Shape::BatchFactory
                                            : Shape::Factory;
+    if (in_test(call, st)) return true;
     Finding f = make_finding(call, why, shape, std::string(leaf), st);
     if (shape == Shape::Factory)
       if (TSNode write = written_in_place(call, st); !is_null(write)) {
