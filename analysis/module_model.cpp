@@ -715,8 +715,10 @@ bool ModuleModel::model_only_by_import_path(std::string_view dotted, int scope) 
     std::string_view qual = qualified_callee(v).value_or(std::string_view());
     std::string low = lower(qual);
     bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
+    // The project's own `models` package (`from models.mtcnn import MTCNN`); a library's
+    // (`torchvision.models.resnet18`, `transformers.models...`) builds known modules.
     if (names::is_model_wrapper(leaf) || is_module_class(leaf) || torch_nn || qual.ends_with(".from_pretrained") ||
-        !from_a_models_package(qual))
+        !qual.starts_with("models.") || !from_a_models_package(qual))
       return false;
     any = true;
   }

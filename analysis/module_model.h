@@ -159,9 +159,10 @@ class ModuleModel {
   ValueKind kind_of(std::string_view dotted, int scope) const;
   ValueKind classify_value(TSNode value, int scope, int position = -1, int depth = 0) const;
   bool is_model(std::string_view dotted, int scope) const;
-  // Every binding of `dotted` that makes it a model is a call of a class imported from a
-  // `models` package (`from models.mtcnn import MTCNN`), which only the import path names a
-  // model: a naming heuristic, and what its forward returns is not seen.
+  // Every binding of `dotted` that makes it a model is a call of a class imported from the
+  // project's own top-level `models` package (`from models.mtcnn import MTCNN`), which only
+  // the import path names a model: a naming heuristic, and what its forward returns is not
+  // seen. A library's `models` package (torchvision's, transformers') is not this.
   bool model_only_by_import_path(std::string_view dotted, int scope) const;
   bool is_criterion(std::string_view dotted, int scope) const;
   bool is_optimizer(std::string_view dotted, int scope) const;

@@ -96,7 +96,8 @@ Severity
 Not flagged
   Forward passes inside no_grad / inference_mode / set_grad_enabled(False) (block,
   decorator or statement form, and lambdas written inside such a block); routines every
-  caller in the file runs under no_grad; forwards whose result is discarded (warm-up and
+  caller in the file runs under no_grad; a module's own `forward` (training and evaluation
+  both call it: its callers decide); forwards whose result is discarded (warm-up and
   profiling passes: the graph is freed at once); evaluation-looking loops that backward on
   purpose (adversarial attacks); Lightning's validation/test/predict hooks inside a
   LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
@@ -465,7 +466,8 @@ The fix
 
 Not flagged
   Any visible scaling of the value that reaches backward, followed through reassignments,
-  in-place ops and local helpers' returns: `/ N`, `/ float(N)`, `.div(N)`, `* (1 / N)`,
+  in-place ops and local helpers' returns (a method several classes override: every
+  override that returns a value): `/ N`, `/ float(N)`, `.div(N)`, `* (1 / N)`,
   `* inv` with `inv = 1 / N`, and divisions by a value the rule cannot relate to N (such as
   a `loss_scale` variable). Gradients rescaled before the step (`scale_grads_` or an alias
   of it, `p.grad /= N`). Loops that clear gradients every iteration (nothing accumulates),

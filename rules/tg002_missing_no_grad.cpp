@@ -13,6 +13,7 @@
 // autograd) is a note without a fix (TG002-NX26).
 // Exempt: forward passes under no_grad / inference_mode / set_grad_enabled(False) (with,
 // decorator or statement form), including lambdas written inside such a block;
+// a module's own `forward` method (its callers decide, TG002-NX49);
 // evaluation-looking loops (and routines) that themselves backward (FGSM) or differentiate
 // with `autograd.grad` (influence scores, TG002-NX24); a routine that makes the forward's
 // input require gradients before it (`x.requires_grad_(True)`, TG002-NX46); Lightning's
@@ -311,11 +312,16 @@ struct Checker final : RuleCheck {
   // Test functions (`test_*`, unittest.TestCase methods) check outputs on tiny inputs; their
   // memory does not matter (the reference documents this exemption, TG002-P08). Methods of a
   // LightningModule run under the trainer, which disables autograd for evaluation.
+  // A module's own `forward` (round 40: a classifier over a SigLIP backbone that it freezes
+  // behind a flag) is what training and evaluation both call: whether autograd is on is its
+  // callers' business, as for any layer (TG002-NX49).
   bool exempt(const Unit& u) const {
     if (u.function < 0) return false;
     if (ctx.model.is_test_function(u.function)) return true;
     const FunctionInfo& f = ctx.model.functions()[u.function];
-    return f.class_index >= 0 && ctx.model.classes()[f.class_index].is_lightning;
+    if (f.class_index < 0) return false;
+    const ClassInfo& cls = ctx.model.classes()[f.class_index];
+    return cls.is_lightning || (cls.is_module && f.name == "forward");
   }
 
   void finish(const Unit& u) {

@@ -116,7 +116,13 @@ struct Checker final : RuleCheck {
     // `optimizer.backward(loss)` (apex's FP16_Optimizer, round 24: ERNIE) takes it the same way.
     auto receiver_name = dotted_name(receiver, ctx.source);
     bool optimizer_backward = receiver_name && ctx.model.is_optimizer(*receiver_name, st.scope);
-    TSNode value = (wrapper || optimizer_backward) && !is_null(positional_arg(n, 0)) ? positional_arg(n, 0) : receiver;
+    // `model.backward(loss)` on a model (a DeepSpeed engine behind a flag, round 40:
+    // TencentPretrain's trainer): a module has no backward of its own; an engine wrapping it
+    // takes the loss as its argument.
+    bool engine_backward = receiver_name && ctx.model.is_model(*receiver_name, st.scope);
+    TSNode value = (wrapper || optimizer_backward || engine_backward) && !is_null(positional_arg(n, 0))
+                       ? positional_arg(n, 0)
+                       : receiver;
     if (scale_of(value, body, ts_node_start_byte(n), 0) != Scale::None) return;
     std::optional<FrameworkOwner> owner = framework_owner(receiver, st.scope);
     if (owner && !accelerator_without_accumulation(*owner, receiver, st.scope))
@@ -540,10 +546,26 @@ struct Checker final : RuleCheck {
   // `element` >= 0, element `element` of each return, which must then be a tuple of at least
   // that width (`loss, n = helper(...)`, round 24: DPR's `_do_biencoder_fwd_pass` divides by
   // the accumulation steps before `return loss, is_correct`); None when one is not.
+  // A method several classes of the file define (`self.forward_propagation(batch, model)` in a
+  // base trainer whose subclasses each override it, round 40: TencentPretrain) may run any of
+  // them: every definition that returns a value must scale alike (an abstract one that only
+  // raises returns nothing and is skipped).
   Scale scale_of_helper(TSNode call, const Body& b, int depth, int element = -1) const {
     call = unparenthesize(call);
-    const FunctionInfo* callee = is(call, k.call) ? local_callee(ctx.model, call) : nullptr;
-    if (!callee || depth > kMaxDepth) return Scale::None;
+    const std::vector<int>* callees = is(call, k.call) ? local_callees(ctx.model, call) : nullptr;
+    if (!callees || callees->empty() || depth > kMaxDepth) return Scale::None;
+    std::optional<Scale> all;
+    for (int f : *callees) {
+      Scale s = scale_of_definition(ctx.model.functions()[f], b, depth, element);
+      if (s == Scale::None && ctx.model.functions()[f].returns.empty() && callees->size() > 1) continue;
+      if (s == Scale::None) return Scale::None;  // one override that does not scale: a path unscaled
+      all = !all ? s : (*all == s ? s : Scale::Other);
+    }
+    return all.value_or(Scale::None);
+  }
+
+  Scale scale_of_definition(const FunctionInfo& fn, const Body& b, int depth, int element) const {
+    const FunctionInfo* callee = &fn;
     Body helper{field(callee->node, k.f_body), b.keys};
     std::optional<Scale> all;
     for (TSNode ret : callee->returns) {
