@@ -468,8 +468,12 @@ bool ModuleModel::is_test_function(int function) const {
     });
     if (asserts) return true;
   }
+  return f.class_index >= 0 && is_test_case(f.class_index);
+}
+
+bool ModuleModel::is_test_case(int cls) const {
   // Follow local base classes: `class T(Base)` with `class Base(unittest.TestCase)`.
-  for (int cls = f.class_index, hops = 0; cls >= 0 && hops < 16; ++hops) {
+  for (int hops = 0; cls >= 0 && hops < 16; ++hops) {
     int next = -1;
     for (const std::string& base : classes_[cls].bases) {
       if (base.ends_with("TestCase")) return true;
@@ -621,6 +625,13 @@ static bool from_a_models_package(std::string_view qual) {
   return module.starts_with("modeling");
 }
 
+// Method chains that return their receiver: `Net().to(device)`, `model.cuda().eval()`.
+static bool returns_its_receiver(std::string_view leaf) {
+  static constexpr std::string_view kChain[] = {"to",    "cuda",     "cpu",    "half",  "float",
+                                                "bfloat16", "double", "train", "eval", "requires_grad_"};
+  return std::find(std::begin(kChain), std::end(kChain), leaf) != std::end(kChain);
+}
+
 ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int depth) const {
   const Kinds& k = kinds();
   TSNode callee = callee_of(call);
@@ -628,14 +639,8 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
   std::string_view qual = qualified_callee(call).value_or(std::string_view());
   std::string low = lower(qual);
   if (leaf.empty()) return ValueKind::Unknown;
-  // Method chains that return their receiver: `Net().to(device)`, `model.cuda().eval()`.
-  static constexpr std::string_view kChain[] = {"to",   "cuda",   "cpu",   "half",
-                                                "float", "bfloat16", "double", "train",
-                                                "eval", "requires_grad_", "to_empty"};
-  if (is(callee, k.attribute))
-    for (auto c : kChain)
-      if (leaf == c && leaf != "to_empty")
-        return classify_value(field(callee, k.f_object), scope, -1, depth + 1);
+  if (is(callee, k.attribute) && returns_its_receiver(leaf))
+    return classify_value(field(callee, k.f_object), scope, -1, depth + 1);
   if (low.find("scheduler") != std::string::npos || leaf.ends_with("LR") ||
       contains(low, "lr_scheduler") || contains(lower(leaf), "schedule"))
     return ValueKind::Scheduler;
@@ -696,29 +701,19 @@ bool ModuleModel::model_only_by_import_path(std::string_view dotted, int scope) 
   int found = -1;
   const std::vector<BindingSite>* sites = lookup(dotted, scope, &found);
   if (!sites) return false;
-  static constexpr std::string_view kChain[] = {"to", "cuda", "cpu", "half", "float", "bfloat16", "double",
-                                                "train", "eval", "requires_grad_"};
   bool any = false;
   for (const BindingSite& b : *sites) {
     TSNode v = unparenthesize(b.value);
     if (is_null(v) || classify_value(v, found, b.arity > 1 ? b.position : -1) != ValueKind::Model) continue;
-    for (bool chained = true; chained && is(v, kinds().call);) {  // `MTCNN(...).to(device)`
-      chained = false;
-      TSNode callee = callee_of(v);
-      if (!is(callee, kinds().attribute)) break;
-      for (auto c : kChain)
-        if (callee_leaf(v) == c) chained = true;
-      if (chained) v = unparenthesize(field(callee, kinds().f_object));
-    }
+    while (is(v, kinds().call) && is(callee_of(v), kinds().attribute) && returns_its_receiver(callee_leaf(v)))
+      v = unparenthesize(field(callee_of(v), kinds().f_object));  // `MTCNN(...).to(device)`
     if (!is(v, kinds().call)) return false;
-    std::string_view leaf = callee_leaf(v);
-    std::string_view qual = qualified_callee(v).value_or(std::string_view());
-    std::string low = lower(qual);
-    bool torch_nn = low.starts_with("torch.nn.") || low.starts_with("nn.");
     // The project's own `models` package (`from models.mtcnn import MTCNN`); a library's
     // (`torchvision.models.resnet18`, `transformers.models...`) builds known modules.
-    if (names::is_model_wrapper(leaf) || is_module_class(leaf) || torch_nn || qual.ends_with(".from_pretrained") ||
-        !qual.starts_with("models.") || !from_a_models_package(qual))
+    std::string_view leaf = callee_leaf(v);
+    std::string_view qual = qualified_callee(v).value_or(std::string_view());
+    if (!qual.starts_with("models.") || !from_a_models_package(qual) || names::is_model_wrapper(leaf) ||
+        is_module_class(leaf) || qual.ends_with(".from_pretrained"))
       return false;
     any = true;
   }

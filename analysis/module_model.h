@@ -170,6 +170,8 @@ class ModuleModel {
   // A pytest `test_*` function or a unittest.TestCase method: checks on tiny inputs, whose
   // memory and speed do not matter.
   bool is_test_function(int function) const;
+  // A unittest.TestCase subclass, through local base classes.
+  bool is_test_case(int cls) const;
 
   // Parameter declared in scope `scope`'s function, or null.
   const Parameter* parameter(std::string_view name, int scope) const;

@@ -35,6 +35,7 @@
 // (code for PyTorch before 0.4, where the decorator may not exist, TG002-NX38); otherwise
 // it is offered as unsafe.
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 #include <cctype>
 #include <string>
@@ -44,6 +45,7 @@
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/caller_grad.h"
 #include "rules/fix_builder.h"
 #include "analysis/torch_facts.h"
@@ -814,31 +816,22 @@ struct Checker final : RuleCheck {
       const std::string& q = imported->qualified;
       return !(q == "torch" || q.starts_with("torch.") || q == "numpy" || q.starts_with("numpy."));
     };
+    // A name counts when every assignment that can reach the forward is such a call (pyGAT's
+    // `features = Variable(features)` after `load_data()` keeps its error).
     TSNode found{};
     for_each_named_child(field(forward, k.f_arguments), [&](TSNode a) {
       if (!is_null(found)) return;
-      if (unseen_call(a)) found = a;
-      else if (auto name = dotted_name(a, ctx.source))
-        if (TSNode last = last_binding_before(*name, scope, forward); !is_null(last) && unseen_call(last))
-          found = unparenthesize(last);
+      if (unseen_call(a)) {
+        found = a;
+        return;
+      }
+      auto name = dotted_name(a, ctx.source);
+      if (!name) return;
+      std::vector<BindingSite> sites = reaching_sites(ctx.model, *name, forward, scope);
+      if (!sites.empty() && std::all_of(sites.begin(), sites.end(), [&](const BindingSite& b) { return unseen_call(b.value); }))
+        found = unparenthesize(sites.front().value);
     });
     return found;
-  }
-
-  // The value of the last binding of `name` before `use` in source order (any binding when
-  // all come later: a global read by a function defined above it). Null when none.
-  TSNode last_binding_before(const std::string& name, int scope, TSNode use) const {
-    const std::vector<BindingSite>* sites = ctx.model.bindings_of(name, scope);
-    TSNode before{}, any{};
-    if (sites)
-      for (const BindingSite& b : *sites) {
-        if (is_null(b.value)) continue;
-        if (is_null(any) || ts_node_start_byte(b.value) > ts_node_start_byte(any)) any = b.value;
-        if (ts_node_start_byte(b.value) < ts_node_start_byte(use) &&
-            (is_null(before) || ts_node_start_byte(b.value) > ts_node_start_byte(before)))
-          before = b.value;
-      }
-    return is_null(before) ? any : before;
   }
 
   void add_evidence(Finding& f, const Unit& u, const Candidate& c, bool backwards) const {
@@ -915,7 +908,14 @@ struct Checker final : RuleCheck {
   bool uses_variable_api() const { return !is_null(variable_api_site()); }
 
   // The first call of torch's `Variable`, else the import that binds it; null when neither.
+  // Found once: the context, every candidate and the decorator's safety read it.
   TSNode variable_api_site() const {
+    if (!variable_api_site_) variable_api_site_ = find_variable_api_site();
+    return *variable_api_site_;
+  }
+  mutable std::optional<TSNode> variable_api_site_;
+
+  TSNode find_variable_api_site() const {
     if (TSNode call = first_variable_call(); !is_null(call)) return call;
     const ImportBinding* imported = ctx.model.import_of("Variable");
     if (!imported || !imported->qualified.starts_with("torch.")) return TSNode{};

@@ -363,14 +363,9 @@ struct Checker final : RuleCheck {
     const FunctionInfo& fn = ctx.model.functions()[f];
     // A `test_*` method of a class that is no test class (StarGAN's `Solver.test_multi` runs
     // the model over the test split) is an evaluation routine, not a test pytest collects.
-    if (fn.class_index >= 0) {
-      const ClassInfo& cls = ctx.model.classes()[fn.class_index];
-      bool test_class = cls.name.starts_with("Test") ||
-                        std::any_of(cls.bases.begin(), cls.bases.end(), [](const std::string& b) {
-                          return b.ends_with("TestCase");
-                        });
-      if (!test_class) return false;
-    }
+    if (fn.class_index >= 0 && !ctx.model.classes()[fn.class_index].name.starts_with("Test") &&
+        !ctx.model.is_test_case(fn.class_index))
+      return false;
     stay_silent("TG013", call,
                 "a test: `" + fn.name + "` checks results on small inputs, so a copy per pass costs the test's time, "
                 "not a training job's",

@@ -119,6 +119,7 @@ struct Checker final : RuleCheck {
     // `model.backward(loss)` on a model (a DeepSpeed engine behind a flag, round 40:
     // TencentPretrain's trainer): a module has no backward of its own; an engine wrapping it
     // takes the loss as its argument.
+    // (`is_model`: by binding, or by name for a parameter whose binding is not seen.)
     bool engine_backward = receiver_name && ctx.model.is_model(*receiver_name, st.scope);
     TSNode value = (wrapper || optimizer_backward || engine_backward) && !is_null(positional_arg(n, 0))
                        ? positional_arg(n, 0)
@@ -564,11 +565,11 @@ struct Checker final : RuleCheck {
     return all.value_or(Scale::None);
   }
 
+  // What one definition's returns scale by (each return must agree), read in its own body.
   Scale scale_of_definition(const FunctionInfo& fn, const Body& b, int depth, int element) const {
-    const FunctionInfo* callee = &fn;
-    Body helper{field(callee->node, k.f_body), b.keys};
+    Body helper{field(fn.node, k.f_body), b.keys};
     std::optional<Scale> all;
-    for (TSNode ret : callee->returns) {
+    for (TSNode ret : fn.returns) {
       if (ts_node_named_child_count(ret) == 0) continue;
       TSNode value = ts_node_named_child(ret, 0);
       if (element >= 0) {
