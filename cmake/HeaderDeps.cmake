@@ -62,7 +62,18 @@ endfunction()
 
 if(NOT PREFLIGHT_FORCE_FETCHED_HEADERS)
   find_package(CLI11 CONFIG QUIET)
-  find_package(tomlplusplus QUIET)
+  if(PREFLIGHT_PORTABLE)
+    # The installed headers, compiled in: a portable binary links no toml++ shared library.
+    find_path(pf_installed_toml_include toml++/toml.h)
+    if(pf_installed_toml_include)
+      add_library(tomlplusplus::tomlplusplus INTERFACE IMPORTED)
+      set_target_properties(tomlplusplus::tomlplusplus PROPERTIES
+        INTERFACE_INCLUDE_DIRECTORIES "${pf_installed_toml_include}"
+        INTERFACE_COMPILE_DEFINITIONS "TOML_HEADER_ONLY=1")
+    endif()
+  else()
+    find_package(tomlplusplus QUIET)
+  endif()
 endif()
 
 if(NOT TARGET CLI11::CLI11)

@@ -44,7 +44,10 @@ endif()
 # Depends: from the shared libraries the binary links (dpkg-shlibdeps); without that tool,
 # the Debian 12 packages of the libraries it links (CMakeLists.txt, server/CMakeLists.txt).
 find_program(PF_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(PF_DPKG_SHLIBDEPS)
+if(PREFLIGHT_PORTABLE)
+  # Statically linked: the package depends on nothing, and its name says what it runs on.
+  set(CPACK_SYSTEM_NAME "linux-${CMAKE_SYSTEM_PROCESSOR}-static")
+elseif(PF_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(pf_depends "libc6, libstdc++6, libgcc-s1, libspdlog1.10, libfmt9")
