@@ -22,7 +22,17 @@ cp tests/portable/check_binary.sh "$root/opt/check_binary.sh"
 
 echo "== $(chroot "$root" sh -c '. /etc/os-release; echo "$PRETTY_NAME"'), glibc $(chroot "$root" getconf GNU_LIBC_VERSION | cut -d' ' -f2)"
 chroot "$root" /opt/preflight/bin/preflight --version
-# The root has no binutils: the library check runs here, the behaviour checks run there.
+# The root has no binutils: the library checks run here, the behaviour checks there too.
 tests/portable/check_binary.sh "$root/opt/preflight/bin/preflight" examples  # libraries, here
 chroot "$root" /opt/preflight/bin/preflight check /opt/examples | tail -2 || true
 chroot "$root" sh /opt/check_binary.sh /opt/preflight/bin/preflight /opt/examples --behaviour-only
+
+# The .deb beside the tarball, if any: dpkg installs it there (it declares no dependencies).
+deb=$(ls "$(dirname "$tarball")"/preflight_*.deb 2>/dev/null | head -1 || true)
+if [ -n "$deb" ]; then
+  cp "$deb" "$root/tmp/preflight.deb"
+  chroot "$root" dpkg -i /tmp/preflight.deb >/dev/null
+  chroot "$root" sh -c 'preflight --version && ls /usr/share/man/man1/preflight.1 /usr/share/bash-completion/completions/preflight'
+  chroot "$root" dpkg -r preflight >/dev/null
+fi
+echo "try-in-debian: ok in $suite"
