@@ -393,6 +393,7 @@ struct Provenance::Interpreter {
     if (leaf == "requires_grad_" && is(callee, k.attribute) &&
         !is(positional_arg(call, 0), k.false_)) {
       if (auto d = dotted_name(field(callee, k.f_object), src)) {
+        frozen.erase(*d);  // `model.requires_grad_(True)` thaws it again
         auto before = env.find(*d);
         if (before == env.end() || !before->second.has_graph())  // else it stays a non-leaf
           env[*d] = leaf_from(call, code(text_of(call, src)) + " makes it a leaf tensor that requires gradients");
@@ -1199,9 +1200,17 @@ struct Provenance::Interpreter {
     if (is(args, k.generator_expression)) return eval(args);
     if (is_null(args)) return v;
     for_each_named_child(args, [&](TSNode a) {
-      if (!is(a, k.comment)) v = join(v, eval(a));
+      if (is(a, k.comment)) return;
+      v = join(v, eval(a));
+      note_frozen_argument(is(a, k.keyword_argument) ? field(a, k.f_value) : a);
     });
     return v;
+  }
+
+  void note_frozen_argument(TSNode a) {
+    if (dry || is_null(a) || !is(a, k.identifier)) return;
+    if (auto it = frozen.find(std::string(text_of(a, src))); it != frozen.end())
+      p.frozen_arguments_[node_id(a)] = it->second;
   }
 
   Value graph_from(TSNode at, std::string msg, EvidencePtr prev = nullptr, Type type = Type::Tensor) {
@@ -1565,6 +1574,11 @@ bool Provenance::in_no_grad(TSNode n) const { return no_grad_.count(node_id(n)) 
 TSNode Provenance::freezing_of(TSNode forward) const {
   auto it = frozen_forwards_.find(node_id(forward));
   return it == frozen_forwards_.end() ? TSNode{} : it->second;
+}
+
+TSNode Provenance::freezing_of_argument(TSNode argument) const {
+  auto it = frozen_arguments_.find(node_id(argument));
+  return it == frozen_arguments_.end() ? TSNode{} : it->second;
 }
 
 Value Provenance::return_value(int function) const {

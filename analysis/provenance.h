@@ -106,6 +106,10 @@ class Provenance {
   // (`G.requires_grad_(False)`, a loop setting `p.requires_grad = False` over
   // `G.parameters()` / `G.named_parameters()`): the freezing statement; null otherwise.
   TSNode freezing_of(TSNode forward) const;
+  // For an argument of a call that is a bare name of a module frozen earlier in the unit
+  // (as above; `evaluate(loader, model)` after `model.requires_grad_(False)`): the freezing
+  // statement; null otherwise. Lets a routine's callers show its model frozen (TG002-NX50).
+  TSNode freezing_of_argument(TSNode argument) const;
 
  private:
   struct Interpreter;
@@ -127,6 +131,7 @@ class Provenance {
   std::unordered_map<const void*, Value> values_;
   std::unordered_set<const void*> no_grad_;
   std::unordered_map<const void*, TSNode> frozen_forwards_;
+  std::unordered_map<const void*, TSNode> frozen_arguments_;
   std::vector<Summary> summaries_;  // by scope index
 };
 

@@ -102,9 +102,10 @@ Not flagged
   purpose (adversarial attacks); Lightning's validation/test/predict hooks inside a
   LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
   from_pretrained (tokenizers, processors); models whose every parameter the routine froze
-  before the forward (and `nn.Embedding.from_pretrained`, frozen by default); shape smoke tests
-  on literal-shaped inputs; a policy's `evaluate_actions` / `predict_values` (PPO's training
-  forwards); files of another framework (MXNet, TensorFlow, Keras, Paddle, MLX, JAX). Code
+  before the forward (and `nn.Embedding.from_pretrained`, frozen by default), or that every
+  caller in the file passes in frozen, on graph-free inputs; shape smoke tests on
+  literal-shaped inputs; a policy's `evaluate_actions` / `predict_values` (PPO's training
+  forwards) and routines that sample with `rsample()` (the reparameterisation trick); files of another framework (MXNet, TensorFlow, Keras, Paddle, MLX, JAX). Code
   written for PyTorch before 0.4 (`Variable(..., volatile=True)`, or inputs made by a helper
   from another file in a file that imports `Variable`) gets a note without a fix, and the
   decorator is offered as unsafe in any file that calls or imports `Variable`.)";
@@ -359,8 +360,10 @@ The fix
 Not flagged
   Files that never call backward; files where no loop runs a backward and nothing steps (a
   `__main__` smoke test that backwards once; shown as a silence); draws in helpers the
-  training code never calls; draws through an explicit `generator=`; Lightning files; a library seed-everything helper (a
-  local `set_seed` is judged by what its body seeds). Bare names are resolved through the
+  training code never calls; draws through an explicit `generator=`; Lightning files; a
+  library module that seeds nothing, has no entry point and no loop that backwards and steps
+  (the program importing it seeds); a library seed-everything helper (a local `set_seed` is
+  judged by what its body seeds). Bare names are resolved through the
   imports (`from random import randint` is the stdlib generator). `torch.cuda.manual_seed`
   alone leaves torch's CPU generator unseeded, and `np.random.default_rng()` without a seed
   seeds nothing. Not claimed: seeding does not make CUDA kernels deterministic, and implicit

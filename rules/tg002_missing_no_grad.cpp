@@ -22,7 +22,9 @@
 // discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once; a
 // forward of a model whose every parameter the routine froze before it (`requires_grad =
 // False` over its parameters, `requires_grad_(False)`), on inputs not shown to carry a graph
-// (TG002-NX35); a method some call in this file provably runs and whose result that caller
+// (TG002-NX35), or that every call of the routine in this file passes frozen, with inputs shown
+// graph-free (TG002-NX50); a routine that samples with `rsample()`, the reparameterisation
+// trick, whose only purpose is a graph through the sample (TG002-NX51); a method some call in this file provably runs and whose result that caller
 // backwards through (`self.policy.evaluate(...)` in PPO's update, TG002-NX41). A call handed
 // a graph-carrying value and an optimizer (`loss_scaler(loss, optimizer, ...)`, the AMP
 // scaler idiom) trains like a backward (TG002-NX42). An input made by a call handed
@@ -372,6 +374,14 @@ struct Checker final : RuleCheck {
                     {{range_of(read), "reads the forward's graph"}});
         return;
       }
+    if (TSNode draw = reparameterized_draw(u); !is_null(draw)) {
+      stay_silent("TG002", kept->call,
+                  "the routine samples with the reparameterisation trick: " + quote_code(text_of(draw, ctx.source)) +
+                      " exists to let gradients flow through the sample, so the routine is a training forward "
+                      "(a policy's or a VAE's `sample`) whose graph its callers want",
+                  {{range_of(draw), "a reparameterised (differentiable) draw"}});
+      return;
+    }
     if (TSNode wanted = input_made_differentiable(kept->call, u); !is_null(wanted)) {
       stay_silent("TG002", kept->call,
                   "the routine asks for gradients with respect to the forward's input: " +
@@ -396,8 +406,81 @@ struct Checker final : RuleCheck {
         return;
       }
     }
+    if (u.function >= 0 && !backwards)
+      if (std::vector<TSNode> freezes = frozen_by_every_caller(u.function, *kept); !freezes.empty()) {
+        std::vector<EvidenceStep> ev;
+        for (TSNode f : freezes) ev.push_back({range_of(f), quote_code(text_of(f, ctx.source)) + " freezes it before the call"});
+        stay_silent("TG002", kept->call,
+                    "every call of " + unit_label(u) + " in this file passes `" + kept->model_name +
+                        "` with every parameter frozen, and the forward's inputs carry no graph, so autograd "
+                        "records nothing",
+                    std::move(ev));
+        return;
+      }
     out.push_back(make_finding(u, *kept, backwards, callers));
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
+  }
+
+  // `evaluate_coco(..., model)` after `model.requires_grad_(False)` (round 42: an EfficientDet
+  // evaluation script freezes the detector at module level and passes it in, with images read
+  // by NumPy): the model is a parameter the routine never rebinds nor thaws, every call of the
+  // routine in this file (at least one; none may escape as a value, which the caller verdict
+  // already rules out) passes a module frozen by a statement whose block holds the call, and
+  // every input of the forward is shown graph-free. The freezing statements, or none.
+  std::vector<TSNode> frozen_by_every_caller(int function, const Candidate& c) const {
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    auto param = std::find_if(fn.params.begin(), fn.params.end(),
+                              [&](const Parameter& p) { return p.name == c.model_name; });
+    if (param == fn.params.end() || text_of(fn.node, ctx.source).find("requires_grad") != std::string_view::npos)
+      return {};
+    TSNode body = field(fn.node, k.f_body);
+    if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(c.model_name, fn.scope))
+      for (const BindingSite& b : *sites)  // rebound in the body (`model = model.train()`)
+        if (!is_null(b.value) && ts_node_start_byte(b.value) >= ts_node_start_byte(body) &&
+            ts_node_end_byte(b.value) <= ts_node_end_byte(body))
+          return {};
+    if (!inputs_carry_no_graph(c.call)) return {};
+    size_t index = static_cast<size_t>(param - fn.params.begin());
+    std::vector<TSNode> freezes;
+    bool all = true;
+    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
+      if (!all) return;
+      const std::vector<int>* local = analysis::local_callees(ctx.model, call);
+      if (!local || std::find(local->begin(), local->end(), function) == local->end()) return;
+      if (ctx.model.enclosing_function(ctx.model.scope_enclosing(call)) == function) return;  // recursion
+      TSNode arg = analysis::argument_for(fn, call, index, ctx.source);
+      TSNode freeze = is_null(arg) ? TSNode{} : ctx.provenance.freezing_of_argument(unparenthesize(arg));
+      if (is_null(freeze) || !block_holds(freeze, call)) {
+        all = false;
+        return;
+      }
+      freezes.push_back(freeze);
+    });
+    if (!all) return {};
+    return freezes;
+  }
+
+  bool inputs_carry_no_graph(TSNode call) const {
+    TSNode args = field(call, k.f_arguments);
+    if (is_null(args) || !is(args, k.argument_list) || ts_node_named_child_count(args) == 0) return false;
+    bool none = true;
+    for_each_named_child(args, [&](TSNode a) {
+      if (is(a, k.comment)) return;
+      TSNode e = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
+      const Value* v = ctx.provenance.value_of(e);
+      if (!v || v->graph != Graph::Free) none = false;
+    });
+    return none;
+  }
+
+  // The block (or module) around `stmt` also holds `at`: the statement runs whenever `at`
+  // does, short of an early exit between them.
+  static bool block_holds(TSNode stmt, TSNode at) {
+    const analysis::Kinds& kk = analysis::kinds();
+    TSNode block = ts_node_parent(stmt);
+    while (!is_null(block) && !is(block, kk.block) && !is(block, kk.module)) block = ts_node_parent(block);
+    return !is_null(block) && ts_node_start_byte(at) >= ts_node_start_byte(block) &&
+           ts_node_end_byte(at) <= ts_node_end_byte(block) && ts_node_start_byte(at) > ts_node_end_byte(stmt);
   }
 
   // `model(data, mode='inference')` on a model whose class this file does not define (round
@@ -688,6 +771,21 @@ struct Checker final : RuleCheck {
     auto bound = dotted_name(field(stmt, k.f_left), ctx.source);
     if (!bound) return TSNode{};
     return attribute_read(field(ctx.model.functions()[function].node, k.f_body), *bound);
+  }
+
+  // `dist.rsample()` in the routine, outside nested functions (round 42: an offline-RL Gaussian
+  // policy whose `sample(state, reparameterize=False)` draws with `rsample()` when asked, for
+  // the actor's loss): rsample differs from sample only by keeping the graph (TG002-NX51).
+  TSNode reparameterized_draw(const Unit& u) const {
+    if (u.function < 0) return TSNode{};
+    const FunctionInfo& fn = ctx.model.functions()[u.function];
+    TSNode found{};
+    ctx.model.for_each_call_in(field(fn.node, k.f_body), [&](TSNode c) {
+      if (is_null(found) && ctx.model.callee_leaf(c) == "rsample" && is(field(c, k.f_function), k.attribute) &&
+          ctx.model.enclosing_function(ctx.model.scope_enclosing(c)) == u.function)
+        found = c;
+    });
+    return found;
   }
 
   // Every binding of `model` visible at `call` calls a callee that is itself computed (a call

@@ -12,7 +12,8 @@
 // methods: seeded by fixtures elsewhere). Silent, with the reason recorded: Lightning files;
 // a library module that seeds nothing itself and has no entry point (only imports,
 // definitions, constants and optional-import `try` blocks at its top level) and no loop that
-// trains (a loss or step function called by a program elsewhere, TG008-NX22); a file where no
+// trains (a loss or step function called by a program elsewhere, TG008-NX22), where a loop
+// that backwards and steps nothing does not train (TG008-NX24); a file where no
 // loop runs a backward and no call steps (a `__main__` smoke test backwarding once, TG008-NX23);
 // a library seed-everything helper (`seed_everything`, `set_seed`, ..., or ColossalAI's
 // `launch*(seed=...)`) that is not a
@@ -237,7 +238,10 @@ struct Checker final : RuleCheck {
       any_draw = any_draw || !is_null(first_draw[g]);
       any_seed = any_seed || !is_null(seeded[g]);
     }
-    if (trains && any_draw && !any_seed) note_context(facts, "TG008 entry point", first_token(entry_point()));
+    if (trains && any_draw && !any_seed) {
+      note_context(facts, "TG008 entry point", first_token(entry_point()));
+      note_context(facts, "TG008 stepping loop", first_token(first_stepping_loop()));
+    }
     if (trains && any_draw) {
       note_context(facts, "TG008 training loop", first_token(first_training_loop()));
       note_context(facts, "TG008 step call", first_step_call());
@@ -278,10 +282,14 @@ struct Checker final : RuleCheck {
     // Nothing is seeded here and the module has no entry point: whether the run is seeded is
     // decided by the program that imports it (round 35: TRADES' loss module, seeded by every
     // training script that imports it).
-    if (have.empty() && is_null(cuda_seed) && is_null(entry_point()) && is_null(first_training_loop()))
+    // A loop that backwards but steps nothing (round 42: a virtual-adversarial perturbation's
+    // power iteration in a decoder module) computes a gradient for its caller and trains
+    // nothing itself (TG008-NX24).
+    if (have.empty() && is_null(cuda_seed) && is_null(entry_point()) && is_null(first_stepping_loop()))
       return stay_silent("TG008", draw,
                          "a library module: its top level only imports, defines and assigns constants and no "
-                         "loop in it trains, so it runs inside a program that seeds (or not) at its own start-up");
+                         "loop in it trains (backwards and steps), so it runs inside a program that seeds (or "
+                         "not) at its own start-up");
     // No loop trains and nothing steps: the backward runs once, outside every loop (a module's
     // `__main__` smoke test of a backbone's output and gradient, round 38: RT-DETR's HGNetv2).
     // Nothing is trained, so nothing is unrepeatable about a training run (TG008-NX23).
@@ -333,6 +341,31 @@ struct Checker final : RuleCheck {
     visit(visit, ctx.root);
     return found;
   }
+
+  // The first loop that backwards (as above) and holds a call whose callee mentions `step`
+  // (`optimizer.step()`, `scaler.step(opt)`): a loop that updates parameters. Null when none.
+  TSNode first_stepping_loop() const {
+    if (stepping_loop_) return *stepping_loop_;
+    TSNode found{};
+    auto visit = [&](auto&& self, TSNode n) -> void {
+      if (!is_null(found)) return;
+      if ((is(n, k.for_statement) || is(n, k.while_statement)) && runs_backward(ctx.model, n)) {
+        bool steps = false;
+        ctx.model.for_each_call_in(n, [&](TSNode c) {
+          steps = steps || ctx.model.callee_leaf(c).find("step") != std::string_view::npos;
+        });
+        if (steps) {
+          found = n;
+          return;
+        }
+      }
+      for_each_named_child(n, [&](TSNode c) { self(self, c); });
+    };
+    visit(visit, ctx.root);
+    stepping_loop_ = found;
+    return found;
+  }
+  mutable std::optional<TSNode> stepping_loop_;
 
   // The first top-level statement that makes this file a program rather than a library: a
   // call, a loop, an `if __name__ == "__main__":` block, an assignment computed by a call...
