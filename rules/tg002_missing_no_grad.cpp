@@ -101,6 +101,7 @@ struct Checker final : RuleCheck {
   // How each routine's callers run it; what the verdicts read outside their own unit is
   // reported as context (so an edit of a caller re-checks the routine, rules/incremental.h).
   CallerGradAnalysis callers_{ctx, "TG002"};
+  std::vector<ContextFact> frozen_callers_;  // read by frozen_by_every_caller (TG002-NX50)
   // Whether the file puts anything on an accelerator: a script's one forward on the host is
   // not an out-of-memory risk (round 33: a point-cloud viewer classifying one sample).
   CudaTargetScan cuda{ctx.model};
@@ -109,6 +110,7 @@ struct Checker final : RuleCheck {
   // first test function is a file-wide fact (a slice holds its unit).
   void context(std::vector<ContextFact>& facts) const override {
     callers_.report(facts);
+    facts.insert(facts.end(), frozen_callers_.begin(), frozen_callers_.end());
     if (int t = first_test_function(); t >= 0)
       note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
     note_context(facts, "TG002 Variable API", variable_api_site());
@@ -406,7 +408,7 @@ struct Checker final : RuleCheck {
         return;
       }
     }
-    if (u.function >= 0 && !backwards)
+    if (u.function >= 0 && callers.grad == CallerGrad::Grad)  // every caller seen, none escapes
       if (std::vector<TSNode> freezes = frozen_by_every_caller(u.function, *kept); !freezes.empty()) {
         std::vector<EvidenceStep> ev;
         for (TSNode f : freezes) ev.push_back({range_of(f), quote_code(text_of(f, ctx.source)) + " freezes it before the call"});
@@ -427,7 +429,7 @@ struct Checker final : RuleCheck {
   // routine in this file (at least one; none may escape as a value, which the caller verdict
   // already rules out) passes a module frozen by a statement whose block holds the call, and
   // every input of the forward is shown graph-free. The freezing statements, or none.
-  std::vector<TSNode> frozen_by_every_caller(int function, const Candidate& c) const {
+  std::vector<TSNode> frozen_by_every_caller(int function, const Candidate& c) {
     const FunctionInfo& fn = ctx.model.functions()[function];
     auto param = std::find_if(fn.params.begin(), fn.params.end(),
                               [&](const Parameter& p) { return p.name == c.model_name; });
@@ -450,6 +452,9 @@ struct Checker final : RuleCheck {
       if (ctx.model.enclosing_function(ctx.model.scope_enclosing(call)) == function) return;  // recursion
       TSNode arg = analysis::argument_for(fn, call, index, ctx.source);
       TSNode freeze = is_null(arg) ? TSNode{} : ctx.provenance.freezing_of_argument(unparenthesize(arg));
+      // What the verdict read outside the routine's unit: the calls and their freezes.
+      note_context(frozen_callers_, "TG002 frozen-model caller of " + fn.name + "()", call);
+      note_context(frozen_callers_, "TG002 freezes the model passed to " + fn.name + "()", freeze);
       if (is_null(freeze) || !block_holds(freeze, call)) {
         all = false;
         return;
