@@ -59,9 +59,10 @@ Not flagged
   `__init__` (run once per object: a bounded number of values); loops whose only
   graph-carrying values are indexes or slices of tensors made before them (views of graphs
   that exist once); losses computed by a criterion from a prediction made under no_grad, also
-  through a local helper called on such values; containers rebound at the start of every
-  pass of the training loop and filled in loops that do not train (per-head loss lists: one
-  pass's values; shown as a silence); test functions; element stores into a
+  through a local helper called on such values; holders rebound at the start of every pass
+  of an enclosing loop and filled in loops that neither train nor run over a loader's batches
+  (per-head loss lists, one sample's step losses: one pass's values; shown as a silence; a
+  total summed over a validation loader's batches is still reported); test functions; element stores into a
   preallocated tensor or through `.data` (`delta.data[mask] = v` copies values with no
   autograd history). Deciding
   this is a reachability question over the whole file, not a syntax pattern.)";

@@ -12,8 +12,9 @@
 // enclosing loop, outliving only loops that do not train, and handed to a callee this file
 // does not show (`inner_optimizer.step(loss_inner)`: it may differentiate the total, TG001-NX54,
 // recorded as a silence; handed so without the per-pass rebinding: at most a warning, fix
-// unsafe); a container rebound at the start of every pass of the training loop itself and
-// filled in loops that do not train (per-head loss lists, TG001-NX58, recorded as a silence);
+// unsafe); a holder rebound at the start of every pass of an enclosing loop and filled in
+// loops that neither train nor run over a loader's batches (per-head loss lists, one sample's
+// steps, TG001-NX58, recorded as a silence; a total over a validation loader stays, PX58);
 // a backward that keeps its graph
 // (`autograd.grad(..., create_graph=True)`, `retain_graph=True`) consumes nothing (NX52); values not proven to hold tensors (an unseen callee's
 // result is Unknown, a number or an array has no graph); holders that a later backward or a
@@ -42,6 +43,7 @@
 #include "analysis/local_calls.h"
 #include "analysis/frameworks.h"
 #include "analysis/names.h"
+#include "analysis/torch_facts.h"
 #include "rules/caller_grad.h"
 #include "rules/fix_builder.h"
 #include "rules/rule.h"
@@ -474,12 +476,37 @@ bool summed_per_pass(const RuleContext& ctx, const Candidate& c) {
   return every;
 }
 
-// Rebound at the start of every pass of the training loop itself (`total, parts = [], []`
-// after the forward of each batch) and filled in loops that do not train (over the heads or
-// terms of one batch): the container lives one pass, like one rebound in the innermost loop
-// (round 38: a clustering trainer's per-head loss lists, TG001-NX58).
-bool per_pass_of_training_loop(const RuleContext& ctx, const Candidate& c) {
-  return summed_per_pass(ctx, c) && trains(ctx, c.rebound_in, c.scope);
+// The loop runs over a data loader's batches (`for x, y in val_loader`, through `enumerate` /
+// `tqdm`): its iterable is bound to torch's DataLoader, or named like a loader (`*loader*`, a
+// naming heuristic that only keeps a finding). A total it outlives spans a pass over the data.
+bool iterates_batches(const RuleContext& ctx, TSNode loop, int scope) {
+  const Kinds& k = kinds();
+  if (!is(loop, k.for_statement)) return false;
+  TSNode it = unparenthesize(field(loop, k.f_right));
+  while (is(it, k.call) && names::is_iterable_wrapper(ctx.model.callee_leaf(it)) && !is_null(positional_arg(it, 0)))
+    it = unparenthesize(positional_arg(it, 0));
+  if (is(it, k.call)) return is_torch_dataloader(ctx.model, it);
+  auto name = dotted_name(it, ctx.source);
+  if (!name) return false;
+  if (names::lower(*name).find("loader") != std::string::npos) return true;
+  if (const std::vector<BindingSite>* sites = ctx.model.bindings_of(*name, scope))
+    for (const BindingSite& b : *sites)
+      if (TSNode v = unparenthesize(b.value); is(v, k.call) && is_torch_dataloader(ctx.model, v)) return true;
+  return false;
+}
+
+// Rebound at the start of every pass of an enclosing loop (`total, parts = [], []` after the
+// forward of each batch; `loss = 0` before the steps of each sample) and filled in loops that
+// neither train nor run over a loader's batches (the heads or terms of one batch, the steps of
+// one sample): the holder lives one pass, like one rebound in the innermost loop (round 38: a
+// clustering trainer's per-head loss lists, TG001-NX58; round 43: a graph generator's
+// per-graph NLL, whose missing no_grad is TG002's to report). A total over a validation
+// loader's batches keeps every batch's graph until the pass ends: still reported (PX58).
+bool per_pass_of_enclosing_loop(const RuleContext& ctx, const Candidate& c) {
+  if (!summed_per_pass(ctx, c)) return false;
+  for (TSNode loop : c.outlived)
+    if (iterates_batches(ctx, loop, c.scope)) return false;
+  return true;
 }
 
 // `self.acts = []` as a statement of the routine's own body, before the loop that fills
@@ -1032,10 +1059,11 @@ void Check::finish(std::vector<Finding>& out) {
                   {{range_of(handed), quote_code(text_of(handed, ctx.source)) + " receives the total"}});
       continue;
     }
-    if (per_pass_of_training_loop(ctx, c)) {
+    if (per_pass_of_enclosing_loop(ctx, c)) {
       stay_silent("TG001", c.stored,
-                  "one pass's container: `" + c.holder + "` is rebound at the start of every pass of the training "
-                      "loop, and the loop it outlives does not train, so each pass drops the last pass's values",
+                  "one pass's holder: `" + c.holder + "` is rebound at the start of every pass of an enclosing "
+                      "loop, and the loop it outlives neither trains nor runs over a loader's batches, so each pass "
+                      "drops the last pass's values",
                   {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives does not train"}});
       continue;
     }
