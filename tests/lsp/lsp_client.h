@@ -24,6 +24,11 @@
 
 namespace preflight::testing {
 
+// How long a test waits for an answer it expects before failing: a limit against hangs, not
+// a timing claim. Generous because the ASan + UBSan build on a loaded 2-core CI machine once
+// took more than 10 s to answer a VRAM code lens (stop 37's CI of ae345fa; 3 s on its own).
+inline constexpr int kAnswerTimeoutMs = 30000;
+
 using json = nlohmann::json;
 
 // Client capability sets as the real clients send them (lsp.md "Facts measured").
@@ -129,7 +134,7 @@ class LspProcess {
     to_server_ = -1;
   }
 
-  json request(const std::string& method, json params, int timeout_ms = 10000) {
+  json request(const std::string& method, json params, int timeout_ms = kAnswerTimeoutMs) {
     int id = next_id_++;
     send(protocol::make_request(id, method, std::move(params)));
     return wait_response(id, timeout_ms);
@@ -142,7 +147,7 @@ class LspProcess {
   void notify(const std::string& method, json params) { send(protocol::make_notification(method, std::move(params))); }
 
   // The response to `id` (the whole message: result or error).
-  json wait_response(const json& id, int timeout_ms = 10000) {
+  json wait_response(const json& id, int timeout_ms = kAnswerTimeoutMs) {
     for (auto it = inbox_.begin(); it != inbox_.end(); ++it)
       if (is_response(*it) && (*it)["id"] == id) {
         json m = *it;
@@ -161,7 +166,7 @@ class LspProcess {
   // The first notification `method` satisfying `accept` (kept ones first), removing it and
   // everything before it from the inbox.
   std::optional<json> wait_notification(const std::string& method, const std::function<bool(const json&)>& accept,
-                                        int timeout_ms = 10000) {
+                                        int timeout_ms = kAnswerTimeoutMs) {
     while (!inbox_.empty()) {
       json m = inbox_.front();
       inbox_.pop_front();
@@ -176,7 +181,7 @@ class LspProcess {
   }
 
   // Waits for diagnostics of `uri` at `version`.
-  json wait_diagnostics(const std::string& uri, int version, int timeout_ms = 10000) {
+  json wait_diagnostics(const std::string& uri, int version, int timeout_ms = kAnswerTimeoutMs) {
     auto d = wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
       return p["uri"] == uri && p.value("version", -1) == version;
     }, timeout_ms);
