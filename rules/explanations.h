@@ -99,8 +99,9 @@ Not flagged
   decorator or statement form, and lambdas written inside such a block); routines every
   caller in the file runs under no_grad; a module's own `forward` (training and evaluation
   both call it: its callers decide); forwards whose result is discarded (warm-up and
-  profiling passes: the graph is freed at once); evaluation-looking loops that backward on
-  purpose (adversarial attacks); Lightning's validation/test/predict hooks inside a
+  profiling passes: the graph is freed at once); evaluation-looking loops and routines that
+  backward on purpose (adversarial attacks) or differentiate the forward with
+  `torch.autograd.grad` (Jacobians), also through a helper of this file; Lightning's validation/test/predict hooks inside a
   LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
   from_pretrained (tokenizers, processors); models whose every parameter the routine froze
   before the forward (and `nn.Embedding.from_pretrained`, frozen by default), or that every

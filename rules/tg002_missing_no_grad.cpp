@@ -15,7 +15,8 @@
 // decorator or statement form), including lambdas written inside such a block;
 // a module's own `forward` method (its callers decide, TG002-NX49);
 // evaluation-looking loops (and routines) that themselves backward (FGSM) or differentiate
-// with `autograd.grad` (influence scores, TG002-NX24); a routine that makes the forward's
+// with `autograd.grad` (influence scores, TG002-NX24), also through a helper of this file
+// (Jacobians taken by a method the routine calls, TG002-NX52); a routine that makes the forward's
 // input require gradients before it (`x.requires_grad_(True)`, TG002-NX46); Lightning's
 // validation/test/predict hooks inside a LightningModule. Silent, with the reason recorded:
 // a routine every caller of which runs it under no_grad; a forward whose result is
@@ -308,11 +309,28 @@ struct Checker final : RuleCheck {
     if (u.function < 0) return false;
     const FunctionInfo& f = ctx.model.functions()[u.function];
     if (f.calls_backward || f.calls_autograd_grad) return true;
+    if (differentiates_through_helper(f, 2)) return true;
     if (!is_null(loss_and_optimizer_call(field(f.node, k.f_body)))) return true;
     if (f.class_index >= 0 && ctx.model.classes()[f.class_index].is_lightning)
       for (auto hook : kLightningHooks)
         if (f.name == hook) return true;  // Lightning runs these under no_grad itself
     return false;
+  }
+
+  // A call of a function of this file (`self.cac_grad(loss, lc)`, up to `depth` calls deep)
+  // that backwards or calls `torch.autograd.grad` (round 44: a continual-learning optimizer's
+  // `init_context` and `update_fisher`, which take Jacobians of the model's outputs through
+  // helpers): the routine differentiates its forward, so the graph is wanted (TG002-NX52).
+  bool differentiates_through_helper(const FunctionInfo& f, int depth) const {
+    if (depth == 0) return false;
+    bool found = false;
+    ctx.model.for_each_call_in(field(f.node, k.f_body), [&](TSNode call) {
+      if (found) return;
+      const FunctionInfo* callee = analysis::local_callee(ctx.model, call);
+      if (!callee || callee->node.id == f.node.id) return;
+      found = callee->calls_backward || callee->calls_autograd_grad || differentiates_through_helper(*callee, depth - 1);
+    });
+    return found;
   }
 
   // Test functions (`test_*`, unittest.TestCase methods) check outputs on tiny inputs; their
