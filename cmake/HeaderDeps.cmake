@@ -11,7 +11,6 @@
 #   -DPREFLIGHT_DEBIAN_MIRROR=URL          another Debian mirror (default deb.debian.org)
 option(PREFLIGHT_FETCH_HEADERS "Download toml++ / CLI11 headers (pinned Debian packages) when not installed" ON)
 option(PREFLIGHT_FORCE_FETCHED_HEADERS "Use the downloaded toml++ / CLI11 headers even when installed" OFF)
-set(PREFLIGHT_DEBIAN_MIRROR "https://deb.debian.org/debian" CACHE STRING "Debian mirror for header packages")
 
 # Debian 12 (bookworm) main. The toml++ package is filed under amd64 because it also carries
 # the shared library's link; only its architecture-independent headers are used.
@@ -20,42 +19,18 @@ set(pf_tomlplusplus_sha256 "2779cce0001466dcf60eb6262ff68a888d49f9e30aee80c499d1
 set(pf_cli11_deb "pool/main/c/cli11/libcli11-dev_2.1.2+ds-1_all.deb")
 set(pf_cli11_sha256 "f1f6ee9ec053e0e0bcec47345e241b6a8ee006321248b4329e9ce88d2b4b64a8")
 
-# Downloads and unpacks one .deb (an ar archive holding data.tar.*) once per build tree;
-# sets OUT to its usr/include.
+include(DebianArchive)
+
+# The headers of one Debian package (cmake/DebianArchive.cmake); sets OUT to its usr/include.
 function(pf_debian_headers name deb sha256 out)
-  set(dir "${CMAKE_BINARY_DIR}/_deps/${name}-deb")
-  set(stamp "${dir}/.sha256")
-  if(EXISTS "${stamp}")
-    file(READ "${stamp}" have)
+  if(NOT PREFLIGHT_FETCH_HEADERS)
+    string(CONCAT refuse "${name} is not installed and PREFLIGHT_FETCH_HEADERS is OFF "
+                  "(Debian: apt-get install ${name}, or configure with -DPREFLIGHT_FETCH_HEADERS=ON)")
   endif()
-  if(NOT have STREQUAL sha256)
-    if(NOT PREFLIGHT_FETCH_HEADERS)
-      message(FATAL_ERROR "${name} is not installed and PREFLIGHT_FETCH_HEADERS is OFF "
-                          "(Debian: apt-get install ${name}, or configure with -DPREFLIGHT_FETCH_HEADERS=ON)")
-    endif()
-    file(REMOVE_RECURSE "${dir}")
-    file(MAKE_DIRECTORY "${dir}")
-    set(url "${PREFLIGHT_DEBIAN_MIRROR}/${deb}")
-    message(STATUS "${name}: not installed; downloading ${url}")
-    file(DOWNLOAD "${url}" "${dir}/package.deb" EXPECTED_HASH SHA256=${sha256} STATUS status TLS_VERIFY ON)
-    list(GET status 0 code)
-    if(NOT code EQUAL 0)
-      list(GET status 1 why)
-      message(FATAL_ERROR "${name}: could not download ${url}: ${why}. Install the package "
-                          "(Debian: ${name}) or point -DPREFLIGHT_DEBIAN_MIRROR at a reachable mirror.")
-    endif()
-    execute_process(COMMAND "${CMAKE_COMMAND}" -E tar xf package.deb WORKING_DIRECTORY "${dir}"
-                    RESULT_VARIABLE r1)
-    file(GLOB data "${dir}/data.tar.*")
-    if(NOT r1 EQUAL 0 OR NOT data)
-      message(FATAL_ERROR "${name}: ${dir}/package.deb is not a Debian package")
-    endif()
-    execute_process(COMMAND "${CMAKE_COMMAND}" -E tar xf "${data}" WORKING_DIRECTORY "${dir}"
-                    RESULT_VARIABLE r2)
-    if(NOT r2 EQUAL 0 OR NOT IS_DIRECTORY "${dir}/usr/include")
-      message(FATAL_ERROR "${name}: ${data} holds no usr/include")
-    endif()
-    file(WRITE "${stamp}" "${sha256}")
+  pf_debian_archive(NAME ${name}-deb PATH ${deb} SHA256 ${sha256} OUT dir REFUSE "${refuse}"
+                    HINT "Install the package (Debian: ${name}) or point -DPREFLIGHT_DEBIAN_MIRROR at a reachable mirror.")
+  if(NOT IS_DIRECTORY "${dir}/usr/include")
+    message(FATAL_ERROR "${name}: ${dir} holds no usr/include")
   endif()
   set(${out} "${dir}/usr/include" PARENT_SCOPE)
 endfunction()

@@ -222,8 +222,7 @@ struct Checker final : RuleCheck {
   TSNode eval_mode_of(const Unit& unit, const std::string& model_name, TSNode forward) const {
     for (const EvalMode& m : unit.eval_modes) {
       if (!same_model(m.receiver, model_name)) continue;
-      TSNode block = ts_node_parent(m.call);
-      while (!is_null(block) && !is(block, k.block) && !is(block, k.module)) block = ts_node_parent(block);
+      TSNode block = enclosing_block(m.call);
       bool encloses = !is_null(block) && ts_node_start_byte(forward) >= ts_node_start_byte(block) &&
                       ts_node_end_byte(forward) <= ts_node_end_byte(block);
       if (!encloses && ends_by_leaving(block)) continue;
@@ -496,12 +495,18 @@ struct Checker final : RuleCheck {
     return none;
   }
 
+  // The nearest block (or the module) around `n`.
+  static TSNode enclosing_block(TSNode n) {
+    const analysis::Kinds& kk = analysis::kinds();
+    TSNode block = ts_node_parent(n);
+    while (!is_null(block) && !is(block, kk.block) && !is(block, kk.module)) block = ts_node_parent(block);
+    return block;
+  }
+
   // The block (or module) around `stmt` also holds `at`: the statement runs whenever `at`
   // does, short of an early exit between them.
   static bool block_holds(TSNode stmt, TSNode at) {
-    const analysis::Kinds& kk = analysis::kinds();
-    TSNode block = ts_node_parent(stmt);
-    while (!is_null(block) && !is(block, kk.block) && !is(block, kk.module)) block = ts_node_parent(block);
+    TSNode block = enclosing_block(stmt);
     return !is_null(block) && ts_node_start_byte(at) >= ts_node_start_byte(block) &&
            ts_node_end_byte(at) <= ts_node_end_byte(block) && ts_node_start_byte(at) > ts_node_end_byte(stmt);
   }

@@ -307,7 +307,7 @@ struct Checker final : RuleCheck {
     if (!step_call_) {
       TSNode found{};
       ctx.model.for_each_call_in(ctx.root, [&](TSNode c) {
-        if (is_null(found) && ctx.model.callee_leaf(c).find("step") != std::string_view::npos) found = c;
+        if (is_null(found) && mentions_step(c)) found = c;
       });
       step_call_ = found;
     }
@@ -315,24 +315,39 @@ struct Checker final : RuleCheck {
   }
   mutable std::optional<TSNode> step_call_;
 
+  bool mentions_step(TSNode call) const { return ctx.model.callee_leaf(call).find("step") != std::string_view::npos; }
+
   // Read by `finish` and again by `context`: each found once.
   TSNode first_training_loop() const {
-    if (!training_loop_) training_loop_ = find_training_loop();
+    if (!training_loop_) training_loop_ = find_loop(false);
     return *training_loop_;
+  }
+  // The first such loop that also holds a call whose callee mentions `step`
+  // (`optimizer.step()`, `scaler.step(opt)`): a loop that updates parameters.
+  TSNode first_stepping_loop() const {
+    if (!stepping_loop_) stepping_loop_ = find_loop(true);
+    return *stepping_loop_;
   }
   TSNode entry_point() const {
     if (!entry_point_) entry_point_ = find_entry_point();
     return *entry_point_;
   }
-  mutable std::optional<TSNode> training_loop_, entry_point_;
+  mutable std::optional<TSNode> training_loop_, stepping_loop_, entry_point_;
 
   // A loop anywhere in the file that backwards (directly or through a local helper): the file
-  // runs training passes itself, whoever calls it (TG008-P01's `fit`).
-  TSNode find_training_loop() const {
+  // runs training passes itself, whoever calls it (TG008-P01's `fit`). With `must_step`, only
+  // a loop that also steps. Null when none.
+  TSNode find_loop(bool must_step) const {
     TSNode found{};
+    auto steps = [&](TSNode loop) {
+      bool any = false;
+      ctx.model.for_each_call_in(loop, [&](TSNode c) { any = any || mentions_step(c); });
+      return any;
+    };
     auto visit = [&](auto&& self, TSNode n) -> void {
       if (!is_null(found)) return;
-      if ((is(n, k.for_statement) || is(n, k.while_statement)) && runs_backward(ctx.model, n)) {
+      if ((is(n, k.for_statement) || is(n, k.while_statement)) && runs_backward(ctx.model, n) &&
+          (!must_step || steps(n))) {
         found = n;
         return;
       }
@@ -341,31 +356,6 @@ struct Checker final : RuleCheck {
     visit(visit, ctx.root);
     return found;
   }
-
-  // The first loop that backwards (as above) and holds a call whose callee mentions `step`
-  // (`optimizer.step()`, `scaler.step(opt)`): a loop that updates parameters. Null when none.
-  TSNode first_stepping_loop() const {
-    if (stepping_loop_) return *stepping_loop_;
-    TSNode found{};
-    auto visit = [&](auto&& self, TSNode n) -> void {
-      if (!is_null(found)) return;
-      if ((is(n, k.for_statement) || is(n, k.while_statement)) && runs_backward(ctx.model, n)) {
-        bool steps = false;
-        ctx.model.for_each_call_in(n, [&](TSNode c) {
-          steps = steps || ctx.model.callee_leaf(c).find("step") != std::string_view::npos;
-        });
-        if (steps) {
-          found = n;
-          return;
-        }
-      }
-      for_each_named_child(n, [&](TSNode c) { self(self, c); });
-    };
-    visit(visit, ctx.root);
-    stepping_loop_ = found;
-    return found;
-  }
-  mutable std::optional<TSNode> stepping_loop_;
 
   // The first top-level statement that makes this file a program rather than a library: a
   // call, a loop, an `if __name__ == "__main__":` block, an assignment computed by a call...
