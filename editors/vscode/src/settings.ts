@@ -1,7 +1,8 @@
 // The extension's settings and what they become on the wire. Kept free of the `vscode`
 // module so the mapping runs (and is unit-tested) under plain node.
 
-/** The `preflight.*` settings the extension reads itself, validated and normalised.
+/** The `preflight.*` settings the extension reads itself, validated and normalised
+ *  (`path` is '' when unset: see serverCommand).
  *  (`preflight.trace.server` is read by vscode-languageclient, keyed by the client id.) */
 export interface PreflightSettings {
   path: string;
@@ -22,17 +23,20 @@ export interface ServerOptionsPayload {
 /** Returns the raw value of one `preflight.*` setting (undefined when unset). */
 export type SettingReader = (key: string) => unknown;
 
-/** Where `${workspaceFolder}` and `~` in `preflight.path` point. */
+/** Where `${workspaceFolder}` and `~` in `preflight.path` point, and the server shipped
+ *  inside the extension (set only when the platform package holds one). */
 export interface PathContext {
   home: string;
   workspaceFolder?: string;
+  bundled?: string;
 }
 
+/** Looked up on PATH when `preflight.path` is empty and the extension ships no server. */
 export const DEFAULT_EXECUTABLE = 'preflight';
 
 export function readSettings(read: SettingReader): PreflightSettings {
   return {
-    path: stringSetting(read('path')) || DEFAULT_EXECUTABLE,
+    path: stringSetting(read('path')),
     targetGpu: stringSetting(read('targetGpu')),
     select: ruleCodes(read('select')),
     ignore: ruleCodes(read('ignore')),
@@ -48,8 +52,10 @@ export function serverPayload(settings: PreflightSettings): ServerOptionsPayload
 }
 
 /** The command line that starts the server: `<path> lsp`, with `~/` and
- *  `${workspaceFolder}` expanded so a per-project build can be named. */
+ *  `${workspaceFolder}` expanded so a per-project build can be named. An empty path means the
+ *  server inside the extension (linux-x64 package), else `preflight` on PATH. */
 export function serverCommand(settings: PreflightSettings, where: PathContext): { command: string; args: string[] } {
+  if (settings.path === '') return { command: where.bundled ?? DEFAULT_EXECUTABLE, args: ['lsp'] };
   return { command: expandPath(settings.path, where), args: ['lsp'] };
 }
 

@@ -9,9 +9,15 @@ function reader(values: Record<string, unknown>) {
 
 test('unset settings start `preflight lsp` from PATH and override nothing', () => {
   const settings = readSettings(reader({}));
-  assert.deepEqual(settings, { path: 'preflight', targetGpu: '', select: [], ignore: [] });
+  assert.deepEqual(settings, { path: '', targetGpu: '', select: [], ignore: [] });
   assert.deepEqual(serverPayload(settings), {});
   assert.deepEqual(serverCommand(settings, { home: '/home/u' }), { command: 'preflight', args: ['lsp'] });
+});
+
+test('an unset path starts the server shipped in the extension, a set one wins over it', () => {
+  const where = { home: '/home/u', bundled: '/ext/server/preflight' };
+  assert.equal(serverCommand(readSettings(reader({})), where).command, '/ext/server/preflight');
+  assert.equal(serverCommand(readSettings(reader({ path: '~/bin/preflight' })), where).command, '/home/u/bin/preflight');
 });
 
 test('select, ignore and targetGpu become initializationOptions', () => {
@@ -29,12 +35,13 @@ test('rule codes are trimmed, upper-cased, de-duplicated, in order', () => {
 
 test('values of the wrong type fall back to the defaults', () => {
   const settings = readSettings(reader({ path: 42, targetGpu: ['h100'], select: 'TG001', ignore: [7, 'TG002'] }));
-  assert.deepEqual(settings, { path: 'preflight', targetGpu: '', select: [], ignore: ['TG002'] });
+  assert.deepEqual(settings, { path: '', targetGpu: '', select: [], ignore: ['TG002'] });
 });
 
 test('a blank path or GPU counts as unset', () => {
   const settings = readSettings(reader({ path: '   ', targetGpu: '  ' }));
-  assert.equal(settings.path, 'preflight');
+  assert.equal(settings.path, '');
+  assert.equal(serverCommand(settings, { home: '/home/u' }).command, 'preflight');
   assert.deepEqual(serverPayload(settings), {});
 });
 
