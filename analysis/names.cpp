@@ -248,4 +248,6 @@ bool is_local_rank_name(std::string_view l) { return l == "local_rank"; }
 
 bool is_launcher_string(std::string_view literal) { return in(kLauncherEnvVars, literal); }
 
+bool names_a_seed(std::string_view l) { return l.find("seed") != std::string_view::npos; }
+
 }  // namespace preflight::analysis::names

@@ -41,6 +41,9 @@ bool is_evaluation_loader_name(std::string_view name);
 // option string the DeepSpeed launcher passes.
 bool is_local_rank_name(std::string_view lowered_last_segment);
 bool is_launcher_string(std::string_view literal);
+// TG008: an argument whose text names a seed (`opt.dset_seed`, `seed=args.seed`,
+// `SEED`), lower-cased: a value handed to a function so that it can seed.
+bool names_a_seed(std::string_view lowered_text);
 
 // Library facts, read from a call's qualified name (not heuristics: what these modules are).
 bool is_tensor_function(std::string_view qualified);  // torch.stack, torch.nn.functional.relu, einops.rearrange

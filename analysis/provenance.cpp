@@ -84,6 +84,15 @@ std::vector<EvidenceStep> evidence_steps(const EvidencePtr& chain, size_t limit)
 
 namespace {
 
+// A container's entry under a constant string key, `d['loss']`, is tracked as the name
+// `d['loss']` beside `d` itself, so storing an int under one key does not make it read as the
+// graph stored under another (round 45: `best['epoch'] = epoch` beside `best['loss'] = avg_loss`).
+bool is_keyed_name(std::string_view name) { return name.find('[') != std::string_view::npos; }
+
+std::string keyed_name(std::string_view container, std::string_view key) {
+  return std::string(container) + "['" + std::string(key) + "']";
+}
+
 // The names bound in a unit and their values, sorted by name in one vector. The interpreter
 // copies the environment at every branch and loop and joins the copies afterwards: a copy is
 // one allocation (names are short enough to live inline), where a hash map allocated a node
@@ -111,9 +120,18 @@ class Env {
     return it->second;
   }
 
+  // Forgets every entry whose name starts with `prefix` (a container's keyed entries).
+  void erase_prefixed(std::string_view prefix) {
+    iterator first = lower_bound(prefix);
+    iterator last = first;
+    while (last != entries_.end() && std::string_view(last->first).substr(0, prefix.size()) == prefix) ++last;
+    entries_.erase(first, last);
+  }
+
   // The state after two paths meet: every name of either side once, its values joined; a
-  // name bound on one side only is joined with Unknown (unbound on the other path). `a` by
-  // value: callers whose left side is dead afterwards move it in.
+  // name bound on one side only is joined with Unknown (unbound on the other path). A keyed
+  // entry (`d['k']`) on one side only is dropped: on the other path the key reads whatever
+  // the container holds. `a` by value: callers whose left side is dead afterwards move it in.
   friend Env join_envs(Env a, const Env& b) {
     Env out;
     out.entries_.reserve(a.size() + b.size());
@@ -121,10 +139,10 @@ class Env {
     auto j = b.entries_.begin();
     while (i != a.entries_.end() || j != b.entries_.end()) {
       if (j == b.entries_.end() || (i != a.entries_.end() && i->first < j->first)) {
-        out.entries_.push_back({std::move(i->first), join(i->second, Value::unknown())});
+        if (!is_keyed_name(i->first)) out.entries_.push_back({std::move(i->first), join(i->second, Value::unknown())});
         ++i;
       } else if (i == a.entries_.end() || j->first < i->first) {
-        out.entries_.push_back({j->first, join(Value::unknown(), j->second)});
+        if (!is_keyed_name(j->first)) out.entries_.push_back({j->first, join(Value::unknown(), j->second)});
         ++j;
       } else {
         out.entries_.push_back({std::move(i->first), join(i->second, j->second)});
@@ -191,10 +209,19 @@ struct Provenance::Interpreter {
       return;
     }
     const FunctionInfo& f = m.functions()[sc.function];
-    grad_enabled = !decorated_no_grad(f);
+    grad_enabled = !decorated_no_grad(f) && !lightning_evaluation_hook(f);
     for (TSNode call : f.backward_calls) note_backward(call);
     seed_parameters(f);
     walk_block(field(f.node, k.f_body));
+  }
+
+  // Lightning's Trainer runs a LightningModule's validation, test and predict steps with
+  // autograd off (round 45's re-measurement: solo-learn's validation_step stores metrics
+  // computed by a shared step that also serves training_step).
+  bool lightning_evaluation_hook(const FunctionInfo& f) const {
+    static constexpr std::string_view kHooks[] = {"validation_step", "test_step", "predict_step"};
+    if (f.class_index < 0 || !m.classes()[f.class_index].is_lightning) return false;
+    return std::find(std::begin(kHooks), std::end(kHooks), f.name) != std::end(kHooks);
   }
 
   bool decorated_no_grad(const FunctionInfo& f) {
@@ -527,8 +554,11 @@ struct Provenance::Interpreter {
     }
     if (t == k.list_splat_pattern) return bind_pattern(ts_node_named_child(left, 0), TSNode{}, v, stmt);
     if (t == k.subscript) {
-      // `c[k] = v`: the container now holds whatever v holds.
-      if (auto d = dotted_name(field(left, k.f_value), src)) env[*d] = join(lookup(*d, left), v);
+      // `c[k] = v`: the container now holds whatever v holds; `c['k']` holds v itself.
+      if (auto d = dotted_name(field(left, k.f_value), src)) {
+        env[*d] = join(lookup(*d, left), v);
+        if (auto key = constant_key(field(left, k.f_subscript))) env[keyed_name(*d, *key)] = grad_enabled ? v : Value::free(v.type);
+      }
       eval(field(left, k.f_subscript));
       return;
     }
@@ -623,8 +653,46 @@ struct Provenance::Interpreter {
     if (v.has_graph() && !is_null(target))
       v.why = node(target, "`" + name + "` holds this graph-carrying value", v.why);
     env[name] = v;
+    env.erase_prefixed(name + "['");
+    if (!is_null(right)) bind_literal_keys(name, unparenthesize(right));
     auto [slot, fresh] = summary.bound.try_emplace(name, v);
     if (!fresh) slot->second = join(slot->second, v);
+  }
+
+  // `d = {'loss': 0, 'epoch': 0}`: each constant key starts with its own value.
+  void bind_literal_keys(const std::string& name, TSNode right) {
+    if (!is(right, k.dictionary)) return;
+    for (TSNode pair : named_children(right)) {
+      if (!is(pair, k.pair)) continue;
+      auto key = constant_key(ts_node_named_child(pair, 0));
+      if (!key) continue;
+      Value v = value_or_unknown(field(pair, k.f_value));
+      env[keyed_name(name, *key)] = grad_enabled ? v : Value::free(v.type);
+    }
+  }
+
+  // The text of a plain string literal used as a key ('loss', "loss"); none for f-strings,
+  // prefixed or triple-quoted strings, and anything that is not a string literal.
+  std::optional<std::string_view> constant_key(TSNode key) const {
+    key = unparenthesize(key);
+    if (is_null(key) || !is(key, k.string)) return std::nullopt;
+    std::string_view t = text_of(key, src);
+    if (t.size() < 2 || (t.front() != '\'' && t.front() != '"') || t.back() != t.front()) return std::nullopt;
+    t = t.substr(1, t.size() - 2);
+    if (t.find_first_of("'\"[]\\") != std::string_view::npos) return std::nullopt;
+    return t;
+  }
+
+  // The value stored under `c['k']` on this path, when the container is a name and the key a
+  // constant that was stored or written in a literal.
+  std::optional<Value> keyed_entry(TSNode subscript) {
+    auto d = dotted_name(field(subscript, k.f_value), src);
+    if (!d) return std::nullopt;
+    auto key = constant_key(field(subscript, k.f_subscript));
+    if (!key) return std::nullopt;
+    auto it = env.find(keyed_name(*d, *key));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
   }
 
   // `sampler = torch.jit.trace(sampler, ...)`: the right side is built from `name` itself.
@@ -996,6 +1064,7 @@ struct Provenance::Interpreter {
     if (t == k.subscript) {
       Value base = eval(field(e, k.f_value));
       eval_children_except(e, field(e, k.f_value));
+      if (std::optional<Value> entry = keyed_entry(e)) return grad_enabled ? *entry : Value::free(entry->type);
       // An element of a tensor is a tensor; of anything else, not proven one.
       if (base.type != Type::Tensor) base.type = base.has_graph() ? Type::Tensors : Type::Unknown;
       return grad_enabled ? base : Value::free(base.type);
@@ -1224,10 +1293,25 @@ struct Provenance::Interpreter {
   Value eval_call(TSNode call) {
     TSNode callee = field(call, k.f_function);
     Value args = eval_args(call);
+    forget_keys_of_mutated(callee, args);
     Value v = is(callee, k.attribute) ? eval_method_call(call, callee, args)
                                       : eval_function_call(call, callee, args);
     if (!grad_enabled) return Value::free();
     return v;
+  }
+
+  // `d.update(...)`, `d.pop(k)`, ...: what a key holds is no longer known; reads of `d[k]`
+  // fall back to what the container holds, which now holds what `update` / `setdefault` put in.
+  void forget_keys_of_mutated(TSNode callee, const Value& args) {
+    if (!is(callee, k.attribute)) return;
+    static constexpr std::string_view kMutators[] = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"};
+    std::string_view method = text_of(field(callee, k.f_attribute), src);
+    if (std::find(std::begin(kMutators), std::end(kMutators), method) == std::end(kMutators)) return;
+    auto d = dotted_name(field(callee, k.f_object), src);
+    if (!d) return;
+    env.erase_prefixed(*d + "['");
+    bool stores = method == "update" || method == "setdefault" || method == "__setitem__";
+    if (stores && grad_enabled && args.has_graph()) env[*d] = join(lookup(*d, callee), args);
   }
 
   // `weak`: why the callee is a loss only by a heuristic (empty when its binding shows it).

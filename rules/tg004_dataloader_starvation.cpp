@@ -16,8 +16,10 @@
 // dataset whose `__getitem__` calls nothing and indexes no stored collection (it loads
 // nothing: DreamBooth's PromptDataset), or returns every item already moved to the device
 // (`return seq.cuda()`), reported as a silence. The pin_memory note is silent, with the reason
-// recorded, for an evaluation loader: bound to a name whose every loop in its function runs no
-// backward and that no other call receives (TG004-NX21); and for a loader built only without
+// recorded, for an evaluation loader: bound to a name (directly or through `iter(...)`) whose
+// every loop in its function (or in module code) trains nothing and that no call receives but
+// functions of this file that train nothing (TG004-NX21; training: a backward, directly or in a
+// helper of this file, or a call that steps, clears or is handed an optimizer); and for a loader built only without
 // CUDA: in the `else` of `if torch.cuda.is_available():` (or of a name bound to exactly that),
 // or under `if not ...:` (TG004-NX23). Both notes are silent, with the
 // reason recorded, for an index loader over `range(n)` (TG004-NX22) and for a loader bound to a
@@ -252,11 +254,16 @@ struct Checker final : RuleCheck {
     }
     if (std::vector<TSNode> loops = evaluation_loops(c); !loops.empty()) {
       std::vector<EvidenceStep> ev;
-      for (TSNode loop : loops)
-        ev.push_back({range_of(field(loop, k.f_right)), quote_code(text_of(field(loop, k.f_right), ctx.source)) +
-                                                             " is iterated by a loop that never runs a backward"});
+      for (TSNode use : loops)
+        if (is(use, k.for_statement))
+          ev.push_back({range_of(field(use, k.f_right)), quote_code(text_of(field(use, k.f_right), ctx.source)) +
+                                                              " is iterated by a loop that never runs a backward"});
+        else
+          ev.push_back({range_of(use), quote_code(text_of(use, ctx.source)) +
+                                           " hands it to a function of this file that never runs a backward"});
       stay_silent("TG004", c.call,
-                  "an evaluation loader: every loop over it runs forward passes only, so no training step waits "
+                  "an evaluation loader: every loop over it and every function of this file it is handed to runs "
+                  "forward passes only, so no training step waits "
                   "on its copies (the pin_memory note is for loaders that feed training)",
                   std::move(ev));
       return;
@@ -339,41 +346,83 @@ struct Checker final : RuleCheck {
   // tqdm / zip) runs no backward, directly or in a helper of this file it calls, and the name
   // is not handed to any other call (a helper that trains on it). Returns the loops, or none
   // when the loader may feed training.
+  // Also `test_iter = iter(DataLoader(...))`, and a loader handed to a function of this file
+  // that runs no backward itself or in its helpers (round 45: a world model's `evaluate(...,
+  // test_iter, ...)`, a federated-learning script's `test(net, test_loader)`); the evidence
+  // then names that call.
   std::vector<TSNode> evaluation_loops(const Candidate& c) const {
-    TSNode assignment = ts_node_parent(c.call);
-    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), c.call)) return {};
+    TSNode bound = c.call;
+    if (TSNode wrap = ts_node_parent(ts_node_parent(c.call));
+        is(ts_node_parent(c.call), k.argument_list) && is(wrap, k.call) && ctx.model.callee_leaf(wrap) == "iter" &&
+        is(field(wrap, k.f_function), k.identifier) && !ctx.model.functions_named("iter"))
+      bound = wrap;
+    TSNode assignment = ts_node_parent(bound);
+    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), bound)) return {};
     TSNode target = field(assignment, k.f_left);
     if (!is(target, k.identifier)) return {};
     std::string_view name = text_of(target, ctx.source);
     int f = ctx.model.enclosing_function(c.scope);
-    if (f < 0) return {};
-    std::vector<TSNode> loops;
-    bool feeds_other = false;
-    collect_uses(field(ctx.model.functions()[f].node, k.f_body), name, loops, feeds_other);
-    if (feeds_other || loops.empty()) return {};
+    // A loader of module code: its uses in module code (a script's top level).
+    TSNode body = f < 0 ? ctx.root : field(ctx.model.functions()[f].node, k.f_body);
+    std::vector<TSNode> loops, receivers;
+    collect_uses(body, name, loops, receivers);
+    for (TSNode call : receivers) {
+      // Handed to a function of this file that trains nothing: an evaluation use; to anything
+      // else (a callable parameter, another module's trainer): it may feed training there.
+      // (Its body and the helpers it calls: two levels from here.)
+      const FunctionInfo* fn = local_callee(ctx.model, call);
+      if (!fn || may_train(field(fn->node, k.f_body), fn->scope)) return {};
+      loops.push_back(call);
+    }
+    if (loops.empty()) return {};
     for (TSNode loop : loops)
-      if (runs_backward(ctx.model, field(loop, k.f_body))) return {};
+      if (is(loop, k.for_statement) && may_train(field(loop, k.f_body), c.scope)) return {};
     return loops;
   }
 
-  // The `for` loops iterating `name` (through wrappers) and whether `name` is passed to any
-  // other call as an argument (`len(name)` and the loops' own wrappers excepted).
-  void collect_uses(TSNode n, std::string_view name, std::vector<TSNode>& loops, bool& feeds_other) const {
+  // A region that backwards (directly or through a helper of this file), or that steps or
+  // clears an optimizer or hands one (bound to an optimizer, or named `*optim*`) to a call: a
+  // backward may run in a helper this file does not show (round 45's re-measurement:
+  // Uformer's `loss_scaler(loss, optimizer, ...)`).
+  bool may_train(TSNode region, int scope) const {
+    if (runs_backward(ctx.model, region)) return true;
+    bool trains = false;
+    ctx.model.for_each_call_in(region, [&](TSNode call) {
+      std::string_view leaf = ctx.model.callee_leaf(call);
+      if (leaf.find("step") != std::string_view::npos || leaf.find("zero_grad") != std::string_view::npos) trains = true;
+      for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+        TSNode v = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
+        auto d = dotted_name(v, ctx.source);
+        if (d && (ctx.model.kind_of(*d, scope) == ValueKind::Optimizer ||
+                  names::contains(names::lower(names::last_segment(*d)), "optim")))
+          trains = true;
+      });
+    });
+    return trains;
+  }
+
+  // The `for` loops iterating `name` (through wrappers) and the calls it is passed to as an
+  // argument (`len(name)` and the loops' own wrappers excepted).
+  void collect_uses(TSNode n, std::string_view name, std::vector<TSNode>& loops, std::vector<TSNode>& receivers) const {
     TSSymbol s = sym(n);
     if (s == k.function_definition || s == k.class_definition || s == k.lambda) return;
     if (s == k.for_statement) {
       for (TSNode it : unwrap_iterables(field(n, k.f_right), ctx.source))
         if (is(it, k.identifier) && text_of(it, ctx.source) == name) {
           loops.push_back(n);
-          collect_uses(field(n, k.f_body), name, loops, feeds_other);
+          collect_uses(field(n, k.f_body), name, loops, receivers);
           return;
         }
     }
-    if (s == k.argument_list && ctx.model.callee_leaf(ts_node_parent(n)) != "len")
+    if (s == k.argument_list && ctx.model.callee_leaf(ts_node_parent(n)) != "len") {
+      bool passed = false;
       for_each_named_child(n, [&](TSNode a) {
-        if (is(a, k.identifier) && text_of(a, ctx.source) == name) feeds_other = true;
+        TSNode v = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
+        passed = passed || (is(v, k.identifier) && text_of(v, ctx.source) == name);
       });
-    for_each_named_child(n, [&](TSNode ch) { collect_uses(ch, name, loops, feeds_other); });
+      if (passed) receivers.push_back(ts_node_parent(n));
+    }
+    for_each_named_child(n, [&](TSNode ch) { collect_uses(ch, name, loops, receivers); });
   }
 
   Finding base_finding(TSNode call) const {

@@ -23,6 +23,10 @@
 // the device generators, which a CUDA seed (`torch.cuda.manual_seed*`, DeepSpeed's
 // `get_accelerator().manual_seed*`) covers (TG008-NX20, PX20); so is a `*_like(t)` draw, which
 // takes t's device.
+// A seed handed to a function of another project module before the draw
+// (`data_prep_openml(..., opt.dset_seed)`) may seed NumPy or `random` there: the claim that
+// nothing seeds them rests on a guess about that callee, so the finding is a note and its
+// evidence names the call (TG008-NX25).
 #include <array>
 #include <optional>
 
@@ -61,6 +65,15 @@ constexpr std::string_view kSeedingLaunchers[] = {"colossalai.launch", "colossal
 constexpr std::string_view kGeneratorDraws[] = {"random", "integers", "normal", "uniform", "choice", "shuffle",
                                                 "permutation", "standard_normal", "binomial", "poisson", "beta"};
 
+// Top-level modules of libraries, whose functions use a seed for a generator of their own
+// (`train_test_split(random_state=seed)`, `random_split(generator=...)`): a seed passed to
+// them seeds no global generator.
+constexpr std::string_view kLibraryModules[] = {
+    "torch",  "numpy",   "random",       "sklearn",           "scipy",      "pandas",     "os",
+    "sys",    "math",    "time",         "json",              "datasets",   "transformers", "lightning",
+    "pytorch_lightning", "accelerate",   "timm",              "torchvision", "torchaudio", "gym",
+    "gymnasium", "tensorflow", "jax",    "hydra",             "omegaconf",  "argparse",   "wandb"};
+
 template <size_t N>
 bool in(const std::string_view (&list)[N], std::string_view s) {
   for (auto x : list)
@@ -77,6 +90,7 @@ struct Checker final : RuleCheck {
   TSNode seeds_everything{};
   std::array<TSNode, kGenCount> first_draw{}, seeded{};
   TSNode cuda_seed{};  // torch.cuda.manual_seed[_all]: CUDA generators only
+  TSNode seed_handoff{};  // the first call passing a seed to another project module's function
   // The first torch draw with `device=` other than the CPU, or a `*_like(t)` draw, which
   // takes t's device (not shown to be the CPU).
   TSNode first_device_draw{};
@@ -141,6 +155,7 @@ struct Checker final : RuleCheck {
       return;
     }
     if (record_seed(call, *q, leaf)) return;
+    if (is_null(seed_handoff) && hands_a_seed_to_project_code(call, callee, *q)) seed_handoff = call;
     if (!is_null(keyword_arg(call, "generator", ctx.source)) || !part_of_training(st.scope)) return;
     int gen = generator_of(callee, *q, leaf, st.scope);
     if (gen == kTorch && (on_a_device(call) || leaf.ends_with("_like"))) {
@@ -187,6 +202,21 @@ struct Checker final : RuleCheck {
     return false;
   }
 
+  // `data_prep_openml(opt.dset_id, opt.dset_seed, ...)` (round 45: SAINT's data preparation
+  // seeds NumPy with it, in a module this file imports): a seed handed to a function of
+  // another module of the project, which this file cannot see.
+  bool hands_a_seed_to_project_code(TSNode call, TSNode callee, std::string_view q) const {
+    if (is(callee, k.identifier) && ctx.model.functions_named(text_of(callee, ctx.source))) return false;
+    auto d = dotted_name(callee, ctx.source);
+    if (!d || !ctx.model.import_of(d->substr(0, d->find('.')))) return false;
+    if (in(kLibraryModules, q.substr(0, q.find('.')))) return false;
+    bool seed = false;
+    for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+      seed = seed || names::names_a_seed(names::lower(text_of(a, ctx.source)));
+    });
+    return seed;
+  }
+
   bool part_of_training(int scope) const {
     // A test checks one step on tiny random inputs; its seeding lives in fixtures (conftest)
     // this file cannot see.
@@ -229,6 +259,7 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG008 lightning", lightning);
     note_context(facts, "TG008 seeds everything", seeds_everything);
     note_context(facts, "TG008 CUDA seed", cuda_seed);
+    note_context(facts, "TG008 seed handoff", seed_handoff);
     // Read only when a draw is left with nothing seeded (the library-module silence), and
     // anchored on their first token, so an edit inside a loop or a `__main__` block leaves
     // them as they were.
@@ -419,7 +450,8 @@ struct Checker final : RuleCheck {
     f.range = range_of(anchor);
     std::string drawn = join_names(missing, kGenName);
     bool partial = !have.empty() || !is_null(cuda_seed);
-    f.severity = partial ? Severity::Warning : Severity::Note;
+    bool handed_off = !is_null(seed_handoff) && ts_node_start_byte(seed_handoff) < ts_node_start_byte(anchor);
+    f.severity = partial && !handed_off ? Severity::Warning : Severity::Note;
     if (partial) {
       std::string seeded_names = have.empty() ? "torch's CUDA generator" : join_names(have, kGenName);
       f.message = seeded_names + (have.size() > 1 ? " are" : " is") + " seeded but " + drawn +
@@ -435,13 +467,20 @@ struct Checker final : RuleCheck {
              ", or one helper that seeds everything (`seed_everything` / `set_seed`).";
     for (int g : missing)
       f.evidence.push_back({range_of(first_draw[g]), quote_code(text_of(first_draw[g], ctx.source)) + " draws from " +
-                                                         std::string(kGenName[g]) + ", which nothing seeds"});
+                                                         std::string(kGenName[g]) +
+                                                         (handed_off ? ", which nothing in this file seeds" : ", which nothing seeds")});
     for (int g : have)
       f.evidence.push_back({range_of(seeded[g]), quote_code(text_of(seeded[g], ctx.source)) + " seeds " +
                                                      std::string(kGenName[g]) + " only"});
     if (!is_null(cuda_seed))
       f.evidence.push_back({range_of(cuda_seed), quote_code(text_of(cuda_seed, ctx.source)) +
                                                      " seeds only the CUDA generators, not torch's CPU generator"});
+    if (handed_off)
+      f.evidence.push_back({range_of(seed_handoff),
+                            quote_code(text_of(seed_handoff, ctx.source)) + " hands a seed to `" +
+                                std::string(ctx.model.callee_leaf(seed_handoff)) +
+                                "`, which this file does not show: whether it seeds " + drawn +
+                                " is a guess (weak step: at most a note)"});
     return f;
   }
 };

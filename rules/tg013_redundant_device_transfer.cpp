@@ -25,7 +25,9 @@
 // the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
 // recorded as a silence);
 // a factory with a literal 0 in its shape, which copies no bytes (TG013-NX39, recorded as a
-// silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
+// silence); a copy stored under the variable of a loop that is not nested and trains nothing
+// (`for key in pde: t[key] = torch.linspace(...).to(device)`: a table built once per key,
+// TG013-NX42, recorded as a silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes).
@@ -34,6 +36,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "rules/rule.h"
 
@@ -321,6 +324,13 @@ struct Checker final : RuleCheck {
                   {{range_of(read), quote_code(text_of(read, ctx.source)) + " opens the file this pass walks to"}});
       return;
     }
+    if (TSNode store = table_entry_per_key(n, st); !is_null(store)) {
+      stay_silent("TG013", n,
+                  "a table built once per key: each pass stores its copy under the loop's own variable, so every "
+                  "copy is a different entry kept for later, not the same upload repeated",
+                  {{range_of(store), quote_code(text_of(store, ctx.source)) + " is a new entry on every pass"}});
+      return;
+    }
     if (TSNode step = step_in_nested_loop(*st.innermost_loop(), n); !is_null(step)) {
       stay_silent("TG013", n,
                   "once per epoch: each pass of this loop runs a whole inner training loop, so the copy is "
@@ -606,6 +616,25 @@ struct Checker final : RuleCheck {
     if (leaf != "to") return false;
     TSNode kw = keyword_arg(call, "device", ctx.source);
     return is_cpu(is_null(kw) ? positional_arg(call, 0) : kw);
+  }
+
+  // `t[key] = torch.linspace(...).to(device)` in `for key in pde:` (round 45: a PDE data
+  // generator's grids, one per resolution): a loop that is not nested in another and trains
+  // nothing, storing the copy under its own variable, builds a table once (TG013-NX42).
+  // Returns the subscript stored to, or null.
+  TSNode table_entry_per_key(TSNode call, const WalkState& st) const {
+    if (st.loops.size() != 1 || !is(st.loops.front().node, k.for_statement)) return TSNode{};
+    TSNode assignment = ts_node_parent(call);
+    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), call)) return TSNode{};
+    TSNode left = field(assignment, k.f_left);
+    if (!is(left, k.subscript)) return TSNode{};
+    TSNode loop = st.loops.front().node;
+    std::unordered_set<std::string> targets;
+    add_targets(field(loop, k.f_left), targets);
+    TSNode key = unparenthesize(field(left, k.f_subscript));
+    if (!is(key, k.identifier) || !targets.count(std::string(text_of(key, ctx.source)))) return TSNode{};
+    if (runs_backward(ctx.model, loop)) return TSNode{};
+    return left;
   }
 
   // A call in the loop's body that opens or decodes a file named by the loop's own variable
