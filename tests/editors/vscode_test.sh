@@ -38,7 +38,9 @@ unresolved=$(grep -o 'require("[^"]*")' dist/extension.js | sort -u | sed 's/req
 echo "PASS: npm ci, compile, tests, bundled preflight.vsix ($(stat -c %s preflight.vsix) bytes, $(wc -l <<<"$members") files)"
 
 # The platform package: the server inside, executable, and it runs from where VS Code unpacks it.
-mkdir -p server && cp "$preflight" server/preflight
+# (Without its debug sections: the package is about what ships, not the test build's symbols.)
+mkdir -p server
+strip --strip-debug -o server/preflight "$preflight" 2>/dev/null || cp "$preflight" server/preflight
 platform_log=$(npm run package:linux-x64 2>&1) || { echo "$platform_log"; echo "FAIL: npm run package:linux-x64"; exit 1; }
 grep -q 'TargetPlatform="linux-x64"' <(unzip -p preflight-linux-x64.vsix extension.vsixmanifest) ||
   { echo "FAIL: preflight-linux-x64.vsix names no linux-x64 target"; exit 1; }
