@@ -528,15 +528,24 @@ bool per_pass_of_enclosing_loop(const RuleContext& ctx, const Candidate& c) {
 // `self.acts = []` as a statement of the routine's own body, before the loop that fills
 // `self.acts`, in a routine that never backwards and a loop that does not train (round 30:
 // a KAN-style MLP caching one forward's activations): instance state emptied on every call.
-// Returns that assignment, or null.
+// Without a loop, before the body's statement that holds the store (round 46: a recommender's
+// `forward` that empties `self.check_list` and appends one batch's intent scores for a debug
+// check). Returns that assignment, or null.
 TSNode reset_per_call(const RuleContext& ctx, const Candidate& c) {
   const Kinds& k = kinds();
-  if (!c.holder.starts_with("self.") || is_null(c.loop)) return TSNode{};
+  if (!c.holder.starts_with("self.")) return TSNode{};
   const FunctionInfo* f = function_at(ctx, c.scope);
-  if (!f || f->calls_backward || f->calls_autograd_grad || trains(ctx, c.loop, c.scope)) return TSNode{};
+  if (!f || f->calls_backward || f->calls_autograd_grad) return TSNode{};
+  if (!is_null(c.loop) && trains(ctx, c.loop, c.scope)) return TSNode{};
+  TSNode body = field(f->node, k.f_body);
+  TSNode filler = c.loop;
+  if (is_null(filler))
+    for (TSNode n = c.store; !is_null(n) && is_null(filler); n = ts_node_parent(n))
+      if (ts_node_eq(ts_node_parent(n), body)) filler = n;
+  if (is_null(filler)) return TSNode{};
   TSNode found{};
-  for_each_named_child(field(f->node, k.f_body), [&](TSNode st) {
-    if (!is_null(found) || ts_node_start_byte(st) >= ts_node_start_byte(c.loop)) return;
+  for_each_named_child(body, [&](TSNode st) {
+    if (!is_null(found) || ts_node_start_byte(st) >= ts_node_start_byte(filler)) return;
     TSNode a = is(st, k.expression_statement) ? ts_node_named_child(st, 0) : TSNode{};
     if (!is(a, k.assignment) || text_of(field(a, k.f_left), ctx.source) != c.holder) return;
     TSNode v = unparenthesize(field(a, k.f_right));
@@ -1040,9 +1049,9 @@ void Check::finish(std::vector<Finding>& out) {
     if (TSNode emptied = reset_per_call(ctx, c); !is_null(emptied)) {
       stay_silent("TG001", c.stored,
                   "reset every call: " + quote_code(text_of(emptied, ctx.source)) +
-                      " empties it at the start of the routine, whose loop does not train, so it holds one "
+                      " empties it at the start of the routine, which does not train, so it holds one "
                       "call's values at most and the next call replaces them",
-                  {{range_of(emptied), "empties `" + c.holder + "` before the loop"}});
+                  {{range_of(emptied), "empties `" + c.holder + "` before it is filled"}});
       continue;
     }
     if (const FunctionInfo* owner = per_call_owner(ctx, c)) {
