@@ -46,10 +46,38 @@ std::string_view string_content(TSNode n, std::string_view src) {
   return t.substr(quote, t.size() - 2 * quote);
 }
 
-void CudaTargetScan::enter(TSNode n, const WalkState&) {
+void CudaTargetScan::enter(TSNode n, const WalkState& state) {
   if (targets_cuda()) return;
+  if (!is(n, kinds().string) && !is(n, kinds().call)) return;
+  if (behind_false_flag(n, state.scope)) return;
   if (is(n, kinds().string)) note_string(n);
-  else if (is(n, kinds().call)) note_call(n);
+  else note_call(n);
+}
+
+// `use_cuda = False` ... `torch.device("cuda" if use_cuda else "cpu")` or `if use_cuda:
+// model.cuda()` (round 47: a plotting script of a graph-ODE repository): the CUDA branch
+// never runs when every binding of its flag is the literal False.
+bool CudaTargetScan::behind_false_flag(TSNode n, int scope) const {
+  const Kinds& k = kinds();
+  for (TSNode child = n, p = ts_node_parent(n); !is_null(p); child = p, p = ts_node_parent(p)) {
+    if (is(p, k.function_definition) || is(p, k.class_definition)) return false;
+    TSNode flag{};
+    if (is(p, k.conditional_expression) && ts_node_eq(ts_node_named_child(p, 0), child))
+      flag = ts_node_named_child(p, 1);
+    else if (is(p, k.if_statement) && ts_node_eq(field(p, k.f_consequence), child))
+      flag = field(p, k.f_condition);
+    if (!is_null(flag) && always_false(unparenthesize(flag), scope)) return true;
+  }
+  return false;
+}
+
+bool CudaTargetScan::always_false(TSNode flag, int scope) const {
+  if (!is(flag, kinds().identifier)) return false;
+  const std::vector<BindingSite>* sites = model_.bindings_of(text_of(flag, model_.source()), scope);
+  if (!sites || sites->empty()) return false;
+  for (const BindingSite& b : *sites)
+    if (b.position >= 0 || !is(unparenthesize(b.value), kinds().false_)) return false;
+  return true;
 }
 
 void CudaTargetScan::note(TSNode n, std::string_view reason) {

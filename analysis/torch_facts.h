@@ -37,6 +37,8 @@ class CudaTargetScan : public Visitor {
   void note(TSNode n, std::string_view reason);
   void note_string(TSNode n);
   void note_call(TSNode call);
+  bool behind_false_flag(TSNode n, int scope) const;
+  bool always_false(TSNode flag, int scope) const;
   const ModuleModel& model_;
   TSNode evidence_{};
   std::string_view reason_;

@@ -15,6 +15,8 @@
 // variable of a loop over a literal list of configurations (`if device == "cuda":`);
 // a device restored after a `.cpu()` / `.to(device="cpu")` of the same object in the loop
 // (checkpointing, EMA offloading) or an object refilled in place there (`load_state_dict`);
+// a model on which the loop calls, as a statement of its own, a method other than torch's
+// bookkeeping (`net.add_head(n)` may add parameters on the host, TG013-NX43);
 // a loop that runs once (`for _ in range(1)`, TG013-NX31; `n = 0` ... `while n < 1:` ending in
 // `n += 1`, TG013-NX37) or loops of literal trip counts that make at most ten passes in all
 // (`for i in range(10):` in a module's self-test, module code only, TG013-NX40, recorded as a
@@ -353,6 +355,7 @@ struct Checker final : RuleCheck {
     if (!r || varies(*r, n, st)) return;
     bool model = ctx.model.is_model(*r, st.scope);
     if (!model && already_resident(*r, st)) return;
+    if (model && grown_in_loop(st.innermost_loop()->node, *r)) return;
     // `model.to(device=d, dtype=torch.float16)`: a module converted in place, its parameters
     // cast where they are; nothing of the host is uploaded again (round 14: fairscale's
     // `.to()` stress test alternates float16 and float32).
@@ -702,6 +705,28 @@ struct Checker final : RuleCheck {
   // The same object is downloaded (`net.cpu()`, an EMA offloaded with `.to(device="cpu")`)
   // or refilled in place (`ema.load_state_dict(...)`, `buf.copy_(...)`) somewhere in the
   // loop: each upload then carries new bytes, not the ones already on the device.
+  // `net.add_head(n)` then `net.to(device)` in a loop over tasks (round 48: a class-incremental
+  // learning framework): a method of the model other than torch's own bookkeeping, called for
+  // its effect (a statement of its own), may add parameters on the host, which the copy then
+  // moves. True when the loop calls one.
+  bool grown_in_loop(TSNode loop, const std::string& model) const {
+    static constexpr std::string_view kKeepsModule[] = {
+        "eval",  "train",   "forward",   "parameters", "named_parameters", "buffers", "named_buffers",
+        "modules", "named_modules", "children", "named_children", "state_dict", "zero_grad", "to",
+        "cuda",  "cpu",     "half",      "float",      "double",           "bfloat16", "requires_grad_",
+        "register_forward_hook", "apply"};
+    bool grown = false;
+    ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode call) {
+      TSNode callee = field(call, k.f_function);
+      // Called for its effect: the call is a statement of its own, its result dropped
+      // (`y = model.recognize(x)` uses the model; `net.add_head(n)` changes it).
+      if (grown || !is(callee, k.attribute) || !is(ts_node_parent(call), k.expression_statement)) return;
+      auto d = dotted_name(field(callee, k.f_object), ctx.source);
+      if (d && *d == model && !in(kKeepsModule, text_of(field(callee, k.f_attribute), ctx.source))) grown = true;
+    });
+    return grown;
+  }
+
   bool changed_in_loop(TSNode n, const std::string& base) const {
     if (is(n, k.call)) {
       TSNode callee = field(n, k.f_function);
