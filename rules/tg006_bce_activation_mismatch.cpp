@@ -165,6 +165,73 @@ struct Checker final : RuleCheck {
     return {true, module_fn ? Form::Function : Form::Unknown, {}};
   }
 
+  // Plain BCE after a sigmoid whose argument is a sum or difference of a few bounded values
+  // (outputs of sigmoid / tanh / softmax, directly, through names or a local helper's returns,
+  // and number literals): `torch.sigmoid(pos_score - neg_score)` of two sigmoid scores (round
+  // 48: a sequential recommender's pretraining losses) lies in (σ(-2), σ(2)), far from where
+  // BCE's log loses precision. Recorded as a silence (TG006-NX16).
+  bool cannot_saturate(const LossCall& loss, TSNode input, const std::vector<TSNode>& sigmoids, int scope) {
+    if (loss.kind != LossKind::Plain) return false;
+    for (TSNode call : sigmoids) {
+      call = unparenthesize(call);
+      TSNode callee = field(call, k.f_function);
+      TSNode arg = positional_arg(call, 0);
+      if (is_null(arg) && is(callee, k.attribute)) arg = field(callee, k.f_object);  // z.sigmoid()
+      int terms = 0;
+      if (is_null(arg) || !bounded(unparenthesize(arg), scope, 0, terms) || terms > kBoundedTerms) return false;
+    }
+    stay_silent("TG006", input,
+                "the sigmoid's argument is a sum or difference of at most " + std::to_string(kBoundedTerms) +
+                    " values that are themselves bounded (sigmoid, tanh or softmax outputs, or numbers), so the "
+                    "sigmoid stays far from 0 and 1 and plain BCE loses no precision",
+                {{range_of(sigmoids.back()), quote_code(text(sigmoids.back())) + " squashes a bounded argument"}});
+    return true;
+  }
+  static constexpr int kBoundedTerms = 4;
+
+  bool bounded(TSNode e, int scope, int depth, int& terms) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > 2) return false;
+    if (is(e, k.integer) || is(e, k.float_)) return ++terms, true;
+    if (is(e, k.unary_operator)) return bounded(ts_node_named_child(e, 0), scope, depth, terms);
+    if (is(e, k.binary_operator)) {
+      std::string_view op = text(field(e, k.f_operator));
+      if (op != "+" && op != "-") return false;
+      return bounded(field(e, k.f_left), scope, depth, terms) && bounded(field(e, k.f_right), scope, depth, terms);
+    }
+    if (is(e, k.identifier)) {
+      std::vector<TSNode> values = reaching_values(text(e), e, scope);
+      if (values.empty()) return false;
+      int most = 0;
+      for (TSNode v : values) {
+        int t = 0;
+        if (!bounded(v, scope, depth + 1, t)) return false;
+        most = std::max(most, t);
+      }
+      return terms += most, true;
+    }
+    if (!is(e, k.call)) return false;
+    if (bounded_activation(e, scope)) return ++terms, true;
+    const FunctionInfo* fn = local_callee(ctx.model, e);
+    if (!fn || fn->returns.empty()) return false;
+    int most = 0;
+    for (TSNode ret : fn->returns) {
+      int t = 0;
+      if (!bounded(ts_node_named_child(ret, 0), fn->scope, depth + 1, t)) return false;
+      most = std::max(most, t);
+    }
+    return terms += most, true;
+  }
+
+  // sigmoid / tanh / softmax, as a function of torch (or `F`) or a tensor method.
+  bool bounded_activation(TSNode call, int scope) const {
+    if (sigmoid_of(call, scope).found) return true;
+    std::string_view leaf = ctx.model.callee_leaf(call);
+    if (leaf != "tanh" && leaf != "softmax") return false;
+    auto q = ctx.model.qualified_callee(call);
+    return (q && q->starts_with("torch.")) || is(field(call, k.f_function), k.attribute);  // x.tanh(), p.softmax(-1)
+  }
+
   // --- variables -------------------------------------------------------------------------
 
   std::vector<TSNode> reaching_values(std::string_view dotted, TSNode use, int scope) const {
@@ -421,7 +488,7 @@ struct Checker final : RuleCheck {
   void check_input(const LossCall& loss, TSNode input, int scope) {
     if (is(input, k.call)) {
       Sigmoid s = sigmoid_of(input, scope);
-      if (s.found) out.push_back(sigmoid_finding(loss, input, s, TSNode{}));
+      if (s.found && !cannot_saturate(loss, input, {input}, scope)) out.push_back(sigmoid_finding(loss, input, s, TSNode{}));
       return;
     }
     auto dotted = dotted_name(input, ctx.source);
@@ -433,6 +500,7 @@ struct Checker final : RuleCheck {
       v = unparenthesize(v);
       all_sigmoid = all_sigmoid && is(v, k.call) && sigmoid_of(v, scope).found;
     }
+    if (all_sigmoid && cannot_saturate(loss, input, values, scope)) return;
     if (all_sigmoid) return out.push_back(sigmoid_finding(loss, input, Sigmoid{true}, values.back()));
     if (loss.kind == LossKind::Plain && !values.empty()) check_raw_scores(loss, input, values, scope);
   }
