@@ -202,7 +202,9 @@ Not flagged
   a forward ending in a sigmoid feeding plain BCE; criteria whose binding cannot be seen; a stand-alone nn.Sigmoid() that is not the last layer of a Sequential; a
   same-named criterion bound to another class in another function; a Sequential ending in
   nn.Sigmoid() whose every call feeds another computation (a gate handed to `lerp`, a factor
-  in a product), never returned (shown as a silence).)";
+  in a product), never returned (shown as a silence); plain BCE after a sigmoid of a sum or
+  difference of a few bounded values (`sigmoid(pos_score - neg_score)` of two sigmoid scores),
+  which cannot saturate (shown as a silence).)";
 
 inline constexpr std::string_view kExplainTG004 = R"(Why it costs money
   With `num_workers` unset (the default is 0) or 0, the training process itself reads,
@@ -228,12 +230,16 @@ The fix
 Not flagged
   Files that do not target CUDA, read from code (a "cuda" device string, `.cuda()`,
   `torch.cuda.*`, `.to(<device index>)`, `device_ids=`, an Accelerate `Accelerator`, a DeepSpeed
-  engine), never from comments or strings that merely mention it; values that are not
+  engine), never from comments or strings that merely mention it, nor from a branch whose
+  flag is bound only to `False` (`"cuda" if use_cuda else "cpu"` after `use_cuda = False`);
+  values that are not
   literals (`num_workers=args.workers` is trusted); keywords a `*args` / `**kwargs` splat may
   carry (and no keyword is ever appended after one); datasets already on the device, where
   workers and pinning do not apply; a `DataLoader` name bound to something other than torch's
   loader; a loader bound to a name its function never reads again (nothing loads from it;
-  shown as a silence). It is a note: the code is correct, only not tuned.)";
+  shown as a silence); the pin_memory note for an evaluation loader, whose every loop and every
+  local function it is handed to trains nothing (shown as a silence). It is a note: the code is
+  correct, only not tuned.)";
 
 inline constexpr std::string_view kExplainTG012 = R"(Why it costs money
   Under DistributedDataParallel each process builds its own `DataLoader`. Without a
@@ -365,7 +371,9 @@ Not flagged
   training code never calls; draws through an explicit `generator=`; Lightning files; a
   library module that seeds nothing, has no entry point and no loop that backwards and steps
   (the program importing it seeds); a library seed-everything helper (a local `set_seed` is
-  judged by what its body seeds). Bare names are resolved through the
+  judged by what its body seeds). A seed handed to another project module's function before
+  the draw (`data_prep(..., args.seed)`) may seed there: the finding is then a note. Bare names
+  are resolved through the
   imports (`from random import randint` is the stdlib generator). `torch.cuda.manual_seed`
   alone leaves torch's CPU generator unseeded, and `np.random.default_rng()` without a seed
   seeds nothing. Not claimed: seeding does not make CUDA kernels deterministic, and implicit
@@ -402,7 +410,10 @@ Not flagged
   names (`Image.open(path)`, `torch.load(path)`: the disk, not the upload, is what each pass
   waits on; shown as a silence); module code whose loops make at most ten passes in all (a
   self-test: a few copies once); copies in test functions (pytest `test_*`, unittest
-  methods; shown as a silence); transfers outside loops.)";
+  methods; shown as a silence); a copy stored under the variable of an un-nested loop that
+  trains nothing (`t[key] = ... .to(device)`: a table built once per key; shown as a silence);
+  a model the loop changes by a method called for its effect (`net.add_head(n)`) before moving
+  it; transfers outside loops.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An
