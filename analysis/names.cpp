@@ -248,6 +248,10 @@ bool is_local_rank_name(std::string_view l) { return l == "local_rank"; }
 
 bool is_launcher_string(std::string_view literal) { return in(kLauncherEnvVars, literal); }
 
+bool names_a_step(std::string_view leaf) { return leaf.find("step") != std::string_view::npos; }
+
+bool names_an_optimizer(std::string_view l) { return l.find("optim") != std::string_view::npos; }
+
 bool names_a_seed(std::string_view l) { return l.find("seed") != std::string_view::npos; }
 
 }  // namespace preflight::analysis::names

@@ -41,6 +41,12 @@ bool is_evaluation_loader_name(std::string_view name);
 // option string the DeepSpeed launcher passes.
 bool is_local_rank_name(std::string_view lowered_last_segment);
 bool is_launcher_string(std::string_view literal);
+// A callee whose last segment mentions a step (`optimizer.step()`, `scaler.step(opt)`,
+// `train_step(batch)`): a call that may update parameters (TG004, TG008).
+bool names_a_step(std::string_view leaf);
+// A name containing `optim` (`optimizer`, `optim_g`), lower-cased: an optimizer whose binding
+// cannot be seen (TG004).
+bool names_an_optimizer(std::string_view lowered_last_segment);
 // TG008: an argument whose text names a seed (`opt.dset_seed`, `seed=args.seed`,
 // `SEED`), lower-cased: a value handed to a function so that it can seed.
 bool names_a_seed(std::string_view lowered_text);

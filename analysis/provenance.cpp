@@ -6,6 +6,7 @@
 #include "analysis/frameworks.h"
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/torch_facts.h"
 
 namespace preflight::analysis {
 
@@ -671,16 +672,17 @@ struct Provenance::Interpreter {
     }
   }
 
-  // The text of a plain string literal used as a key ('loss', "loss"); none for f-strings,
-  // prefixed or triple-quoted strings, and anything that is not a string literal.
+  // The content of a plain string literal used as a key ('loss', "loss"); none for prefixed
+  // strings (f-strings, bytes, raw), keys with quotes, brackets or escapes, and anything that
+  // is not a string literal.
   std::optional<std::string_view> constant_key(TSNode key) const {
     key = unparenthesize(key);
     if (is_null(key) || !is(key, k.string)) return std::nullopt;
     std::string_view t = text_of(key, src);
-    if (t.size() < 2 || (t.front() != '\'' && t.front() != '"') || t.back() != t.front()) return std::nullopt;
-    t = t.substr(1, t.size() - 2);
-    if (t.find_first_of("'\"[]\\") != std::string_view::npos) return std::nullopt;
-    return t;
+    if (t.empty() || (t.front() != '\'' && t.front() != '"')) return std::nullopt;
+    std::string_view content = string_content(key, src);
+    if (content.empty() || content.find_first_of("'\"[]\\") != std::string_view::npos) return std::nullopt;
+    return content;
   }
 
   // The value stored under `c['k']` on this path, when the container is a name and the key a

@@ -389,16 +389,20 @@ struct Checker final : RuleCheck {
     bool trains = false;
     ctx.model.for_each_call_in(region, [&](TSNode call) {
       std::string_view leaf = ctx.model.callee_leaf(call);
-      if (leaf.find("step") != std::string_view::npos || leaf.find("zero_grad") != std::string_view::npos) trains = true;
+      if (names::names_a_step(leaf) || leaf.find("zero_grad") != std::string_view::npos) trains = true;
       for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
         TSNode v = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
-        auto d = dotted_name(v, ctx.source);
-        if (d && (ctx.model.kind_of(*d, scope) == ValueKind::Optimizer ||
-                  names::contains(names::lower(names::last_segment(*d)), "optim")))
-          trains = true;
+        if (auto d = dotted_name(v, ctx.source); d && hands_an_optimizer(*d, scope)) trains = true;
       });
     });
     return trains;
+  }
+
+  // Bound to an optimizer; the name is read only when the binding says nothing.
+  bool hands_an_optimizer(const std::string& dotted, int scope) const {
+    ValueKind kind = ctx.model.kind_of(dotted, scope);
+    if (kind != ValueKind::Unknown) return kind == ValueKind::Optimizer;
+    return names::names_an_optimizer(names::lower(names::last_segment(dotted)));
   }
 
   // The `for` loops iterating `name` (through wrappers) and the calls it is passed to as an

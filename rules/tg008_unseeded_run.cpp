@@ -346,7 +346,7 @@ struct Checker final : RuleCheck {
   }
   mutable std::optional<TSNode> step_call_;
 
-  bool mentions_step(TSNode call) const { return ctx.model.callee_leaf(call).find("step") != std::string_view::npos; }
+  bool mentions_step(TSNode call) const { return names::names_a_step(ctx.model.callee_leaf(call)); }
 
   // Read by `finish` and again by `context`: each found once.
   TSNode first_training_loop() const {
