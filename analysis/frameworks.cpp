@@ -108,8 +108,8 @@ TSNode distributed_autograd_context(const ModuleModel& model, TSNode backward_ca
   const Kinds& k = kinds();
   auto arg = dotted_name(positional_arg(backward_call, 0), model.source());
   if (!arg) return TSNode{};
-  for (TSNode p = ts_node_parent(backward_call); !ts_node_is_null(p) && !is(p, k.function_definition);
-       p = ts_node_parent(p)) {
+  for (TSNode p = model.parent(backward_call); !ts_node_is_null(p) && !is(p, k.function_definition);
+       p = model.parent(p)) {
     if (!is(p, k.with_statement)) continue;
     TSNode found{}, clause{};
     for_each_named_child(p, [&](TSNode c) {

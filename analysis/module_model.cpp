@@ -54,7 +54,7 @@ struct ModuleModel::Builder {
     FunctionInfo f;
     f.name = text(field(n, k.f_name));
     f.node = n;
-    TSNode parent = ts_node_parent(n);
+    TSNode parent = m.parent(n);
     f.outer = is(parent, k.decorated_definition) ? parent : n;
     int own = open_scope(ScopeKind::Function, f.name, n, scope);
     f.scope = own;
@@ -151,7 +151,7 @@ struct ModuleModel::Builder {
 
   void on_import(TSNode n, int scope) {
     bool top_level = m.scopes_[scope].kind == ScopeKind::Module &&
-                     is(ts_node_parent(n), k.module);
+                     is(m.parent(n), k.module);
     if (top_level) m.import_insert_at_ = line_end_after(ts_node_end_byte(n));
     if (sym(n) == k.import_statement) return on_plain_import(n);
     TSNode module = field(n, k.f_module_name);
@@ -281,7 +281,7 @@ struct ModuleModel::Builder {
   }
 };
 
-ModuleModel::ModuleModel(TSNode root, std::string_view source) : root_(root), src_(source) {
+ModuleModel::ModuleModel(TSNode root, std::string_view source) : root_(root), src_(source), parents_(root) {
   Builder b{*this};
   int module = b.open_scope(ScopeKind::Module, "<module>", root, -1);
   b.walk_children(root, module);
@@ -363,7 +363,7 @@ int ModuleModel::scope_opened_by(TSNode n) const {
 }
 
 int ModuleModel::scope_enclosing(TSNode n) const {
-  for (TSNode p = is_null(n) ? TSNode{} : ts_node_parent(n); !is_null(p); p = ts_node_parent(p))
+  for (TSNode p = is_null(n) ? TSNode{} : parent(n); !is_null(p); p = parent(p))
     if (int s = scope_opened_by(p); s >= 0) return s;
   return 0;
 }

@@ -83,6 +83,9 @@ class ModuleModel {
 
   std::string_view source() const { return src_; }
   TSNode root() const { return root_; }
+  // ts_node_parent(n), read from an index of the tree built with the model (syntax.h's
+  // ParentIndex): rules walk up from calls many times per file.
+  TSNode parent(TSNode n) const { return parents_.parent(n); }
 
   const std::vector<Scope>& scopes() const { return scopes_; }
   const std::vector<FunctionInfo>& functions() const { return functions_; }
@@ -208,6 +211,7 @@ class ModuleModel {
 
   TSNode root_;
   std::string_view src_;
+  ParentIndex parents_;
   std::vector<CallSite> calls_;
   std::string call_names_;
   std::vector<Scope> scopes_;

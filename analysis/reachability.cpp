@@ -153,8 +153,7 @@ struct Reachability::Builder : Visitor {
     if (!is(callee, k.attribute)) return;
     std::string_view method = text_of(field(callee, k.f_attribute), src);
     if (method != "append" && method != "extend" && method != "insert" && method != "add") return;
-    // Checked last: ts_node_parent walks down from the root, the costliest test here.
-    if (!is(ts_node_parent(call), k.expression_statement)) return;
+    if (!is(r.model_.parent(call), k.expression_statement)) return;
     flow(field(callee, k.f_object), field(call, k.f_arguments), scope);
   }
 

@@ -3,9 +3,9 @@
 namespace preflight::analysis {
 namespace {
 
-TSNode enclosing_block(TSNode n) {
+TSNode enclosing_block(const ModuleModel& model, TSNode n) {
   const Kinds& k = kinds();
-  for (TSNode p = ts_node_parent(n); !is_null(p); n = p, p = ts_node_parent(p))
+  for (TSNode p = model.parent(n); !is_null(p); n = p, p = model.parent(p))
     if (is(p, k.block) || is(p, k.module)) return p;
   return n;
 }
@@ -48,7 +48,7 @@ std::vector<BindingSite> reaching(const ModuleModel& model, std::string_view dot
     if (is_null(b.value)) continue;
     if (local && ts_node_start_byte(b.value) >= ts_node_start_byte(use)) continue;
     // An assignment in a block around the use replaces every earlier one.
-    if (local && encloses(enclosing_block(b.value), use)) found.clear();
+    if (local && encloses(enclosing_block(model, b.value), use)) found.clear();
     found.push_back(b);
   }
   return found;

@@ -261,6 +261,85 @@ std::string parse_view(std::string_view text) {
   return copy;
 }
 
+namespace {
+size_t slot_hash(const void* id, uint32_t start) {
+  uint64_t h = reinterpret_cast<uintptr_t>(id) ^ (uint64_t{start} << 32);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return static_cast<size_t>(h);
+}
+}  // namespace
+
+ParentIndex::ParentIndex(TSNode root) : root_(root), slots_(256) {
+  if (!is_null(root)) path_.push_back(root);
+}
+
+const ParentIndex::Slot* ParentIndex::find(TSNode n) const {
+  uint32_t start = ts_node_start_byte(n);
+  for (size_t i = slot_hash(n.id, start) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    const Slot& s = slots_[i];
+    if (!s.id) return nullptr;
+    if (s.id == n.id && s.start == start) return &s;
+  }
+}
+
+void ParentIndex::remember(TSNode child, TSNode parent) const {
+  if (2 * (used_ + 1) > slots_.size()) {  // grow: rehash into twice the slots
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    used_ = 0;
+    for (const Slot& s : old)
+      if (s.id) place(s);
+  }
+  place({child.id, ts_node_start_byte(child), parent});
+}
+
+void ParentIndex::place(const Slot& slot) const {
+  for (size_t i = slot_hash(slot.id, slot.start) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+    Slot& s = slots_[i];
+    if (!s.id) {
+      s = slot;
+      ++used_;
+      return;
+    }
+    if (s.id == slot.id && s.start == slot.start) return;
+  }
+}
+
+// Walks down from path_[from] to `n`, keeping the way in path_; null when path_[from] is not
+// an ancestor of `n` after all (a node of the same range below it).
+TSNode ParentIndex::descend(size_t from, TSNode n) const {
+  path_.resize(from + 1);
+  for (;;) {
+    TSNode at = path_.back();
+    TSNode child = ts_node_child_with_descendant(at, n);
+    if (is_null(child)) return TSNode{};
+    if (ts_node_eq(child, n)) return at;
+    remember(child, at);
+    path_.push_back(child);
+  }
+}
+
+TSNode ParentIndex::parent(TSNode n) const {
+  if (is_null(n) || path_.empty() || n.tree != root_.tree || ts_node_eq(n, root_)) return ts_node_parent(n);
+  if (const Slot* s = find(n)) return s->parent;
+  // The deepest kept ancestor whose range holds `n` (the root always does, for a node below it).
+  uint32_t begin = ts_node_start_byte(n), end = ts_node_end_byte(n);
+  size_t from = path_.size() - 1;
+  while (from > 0 && (ts_node_start_byte(path_[from]) > begin || ts_node_end_byte(path_[from]) < end ||
+                      ts_node_eq(path_[from], n)))
+    --from;
+  TSNode found = descend(from, n);
+  if (is_null(found) && from > 0) found = descend(0, n);
+  if (is_null(found)) {  // not below the root
+    path_.assign(1, root_);
+    return ts_node_parent(n);
+  }
+  remember(n, found);
+  return found;
+}
+
 std::string_view text_of(TSNode n, std::string_view src) {
   if (ts_node_is_null(n)) return {};
   uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);

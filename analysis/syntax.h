@@ -195,6 +195,35 @@ inline NodesOfKind scan_nodes_of_kind(TSNode root, TSSymbol symbol) {
   return found;
 }
 
+// ts_node_parent, remembered. ts_node_parent walks down from the tree's root and scans every
+// sibling on the way, so asking it of a node inside a 3,000-line class costs a pass over the
+// class's members, and a walk up the ancestors pays that at every level (issue 24: a fifth of a
+// whole-file check). This keeps the ancestors of the last node asked (rules ask about nodes
+// near each other) and every parent found, and walks down from the deepest kept ancestor of the
+// next node instead of the root. parent(n) is exactly ts_node_parent(n) (tests hold it to that
+// on every fixture); a node of another tree is answered by ts_node_parent itself.
+class ParentIndex {
+ public:
+  explicit ParentIndex(TSNode root);
+  TSNode parent(TSNode n) const;
+
+ private:
+  struct Slot {
+    const void* id = nullptr;
+    uint32_t start = 0;  // a node's id is unique in its tree; the start byte makes the key safe
+    TSNode parent{};
+  };
+  const Slot* find(TSNode n) const;
+  void remember(TSNode child, TSNode parent) const;
+  void place(const Slot& slot) const;
+  TSNode descend(size_t from, TSNode n) const;
+
+  TSNode root_;
+  mutable std::vector<TSNode> path_;  // root, ..., the parent of the last node looked up
+  mutable std::vector<Slot> slots_;   // open addressing, power-of-two size, at most half full
+  mutable size_t used_ = 0;
+};
+
 // `text` as one line of code in backticks for a message: line breaks become spaces, and text
 // over `max` bytes is cut (on a character boundary, so the message stays valid UTF-8) and
 // ends in "...".

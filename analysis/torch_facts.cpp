@@ -59,7 +59,7 @@ void CudaTargetScan::enter(TSNode n, const WalkState& state) {
 // never runs when every binding of its flag is the literal False.
 bool CudaTargetScan::behind_false_flag(TSNode n, int scope) const {
   const Kinds& k = kinds();
-  for (TSNode child = n, p = ts_node_parent(n); !is_null(p); child = p, p = ts_node_parent(p)) {
+  for (TSNode child = n, p = model_.parent(n); !is_null(p); child = p, p = model_.parent(p)) {
     if (is(p, k.function_definition) || is(p, k.class_definition)) return false;
     TSNode flag{};
     if (is(p, k.conditional_expression) && ts_node_eq(ts_node_named_child(p, 0), child))
@@ -90,7 +90,7 @@ void CudaTargetScan::note_string(TSNode n) {
   if (s == "cuda" || s.starts_with("cuda:")) return note(n, "a CUDA device string");
   if (s == "nccl") return note(n, "the NCCL backend, which runs on CUDA devices only");
   if (s != "gpu") return;
-  TSNode p = ts_node_parent(n);  // found by walking down from the root: only for "gpu"
+  TSNode p = model_.parent(n);
   if (is(p, kinds().keyword_argument) &&
       text_of(field(p, kinds().f_name), model_.source()) == "accelerator")
     note(n, "a Lightning `accelerator=\"gpu\"`");

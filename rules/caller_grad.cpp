@@ -34,7 +34,7 @@ void CallerGradAnalysis::report(std::vector<ContextFact>& out) const {
 bool CallerGradAnalysis::no_grad_at(TSNode n) const {
   if (ctx.provenance.in_no_grad(n)) return true;
   bool in_lambda = false;
-  for (TSNode p = ts_node_parent(n); !is_null(p); p = ts_node_parent(p)) {
+  for (TSNode p = ctx.model.parent(n); !is_null(p); p = ctx.model.parent(p)) {
     TSSymbol s = sym(p);
     if (s == k.function_definition || s == k.class_definition) return false;
     if (s == k.lambda) in_lambda = true;
@@ -185,14 +185,14 @@ TSNode CallerGradAnalysis::escaping_reference(const FunctionInfo& fn) const {
     if ((at > 0 && word(ctx.source[at - 1])) || (end < ctx.source.size() && word(ctx.source[end]))) continue;
     TSNode id = ts_node_named_descendant_for_byte_range(ctx.root, static_cast<uint32_t>(at), static_cast<uint32_t>(end));
     if (!is(id, k.identifier) || text_of(id, ctx.source) != name) continue;
-    TSNode parent = ts_node_parent(id);
+    TSNode parent = ctx.model.parent(id);
     TSNode ref = id;
     if (is(parent, k.attribute)) {
       if (!ts_node_eq(field(parent, k.f_attribute), id)) continue;
       std::string_view recv = text_of(field(parent, k.f_object), ctx.source);
       if (!method || (recv != "self" && recv != "cls")) continue;  // `args.evaluate`: a flag
       ref = parent;
-      parent = ts_node_parent(parent);
+      parent = ctx.model.parent(parent);
     } else if (method) {
       continue;  // a bare name is not the method
     }

@@ -160,7 +160,9 @@ The fix
   ending in Softmax is a warning: the file's loss pairing is what makes it wrong.
 
 Not flagged
-  log_softmax into NLL; softmax used only for reporting probabilities; Softmax layers that
+  log_softmax into NLL; NLL negated (`-F.nll_loss(probs, y, reduction='none')` reads each
+  target's probability, a gather, not a loss); softmax used only for reporting probabilities;
+  Softmax layers that
   are not the last layer of an nn.Sequential (attention normalisation); activations and
   criteria read from their bindings, so `self.softmax = nn.LogSoftmax(dim=1)` into NLL is
   correct however it is named, and a criterion or activation whose binding cannot be seen

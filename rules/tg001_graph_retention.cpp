@@ -275,7 +275,7 @@ class Check final : public RuleCheck {
     std::string_view method = text_of(field(callee, k.f_attribute), ctx.source);
     if (std::find(kAppendFamily.begin(), kAppendFamily.end(), method) == kAppendFamily.end()) return;
     // A store discards the call's result; `y = x.add(z)` is tensor arithmetic.
-    if (!is(ts_node_parent(call), k.expression_statement)) return;
+    if (!is(ctx.model.parent(call), k.expression_statement)) return;
     TSNode holder_node = field(callee, k.f_object);
     auto holder = dotted_name(holder_node, ctx.source);
     if (!holder || !persists(*holder, st) || is_tensor_holder(*holder, st.scope)) return;
@@ -540,8 +540,8 @@ TSNode reset_per_call(const RuleContext& ctx, const Candidate& c) {
   TSNode body = field(f->node, k.f_body);
   TSNode filler = c.loop;
   if (is_null(filler))
-    for (TSNode n = c.store; !is_null(n) && is_null(filler); n = ts_node_parent(n))
-      if (ts_node_eq(ts_node_parent(n), body)) filler = n;
+    for (TSNode n = c.store; !is_null(n) && is_null(filler); n = ctx.model.parent(n))
+      if (ts_node_eq(ctx.model.parent(n), body)) filler = n;
   if (is_null(filler)) return TSNode{};
   TSNode found{};
   for_each_named_child(body, [&](TSNode st) {
@@ -810,9 +810,9 @@ TSNode later_reset(const RuleContext& ctx, const Candidate& c) {
 }
 
 // True when `n` runs on every pass of `loop` (no branch, nested loop or handler between).
-bool every_pass(TSNode n, TSNode loop) {
+bool every_pass(const analysis::ModuleModel& model, TSNode n, TSNode loop) {
   const Kinds& k = kinds();
-  for (TSNode a = ts_node_parent(n); !is_null(a) && !ts_node_eq(a, loop); a = ts_node_parent(a)) {
+  for (TSNode a = model.parent(n); !is_null(a) && !ts_node_eq(a, loop); a = model.parent(a)) {
     TSSymbol s = sym(a);
     if (s == k.if_statement || s == k.elif_clause || s == k.else_clause || s == k.for_statement ||
         s == k.while_statement || s == k.try_statement || s == k.conditional_expression)
@@ -969,10 +969,10 @@ bool rebound_after(const RuleContext& ctx, TSNode stored, TSNode backward, TSNod
   if (!is(name, k.identifier)) return false;
   std::string_view text = text_of(name, ctx.source);
   uint32_t until = ts_node_start_byte(store);
-  for (TSNode n = backward; !is_null(n); n = ts_node_parent(n)) {
+  for (TSNode n = backward; !is_null(n); n = ctx.model.parent(n)) {
     if (ts_node_start_byte(n) < region.begin || ts_node_end_byte(n) > region.end) return false;
     if (is(n, k.function_definition) || is(n, k.lambda)) return false;
-    if (!is(ts_node_parent(n), k.block)) continue;
+    if (!is(ctx.model.parent(n), k.block)) continue;
     for (TSNode s = ts_node_next_named_sibling(n); !is_null(s) && ts_node_start_byte(s) < until;
          s = ts_node_next_named_sibling(s)) {
       TSNode a = is(s, k.expression_statement) ? ts_node_named_child(s, 0) : TSNode{};
@@ -1017,7 +1017,7 @@ void Check::finish(std::vector<Finding>& out) {
       continue;
     }
     TSNode reset = later_reset(ctx, c);
-    if (!is_null(reset) && every_pass(reset, c.loop)) {
+    if (!is_null(reset) && every_pass(ctx.model, reset, c.loop)) {
       stay_silent("TG001", c.stored,
                   "`" + c.holder + "` is reset later in every pass (" + quote_code(text_of(reset, ctx.source)) +
                       "): it holds one pass's values at a time, nothing accumulates",

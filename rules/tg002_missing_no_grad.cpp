@@ -211,8 +211,8 @@ struct Checker final : RuleCheck {
   // `model(x)` whose value nothing binds (a warm-up or profiling pass): the graph is freed
   // as soon as the call returns, so nothing is held for a backward.
   bool discarded(TSNode call) const {
-    TSNode p = ts_node_parent(call);
-    while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.await_))) p = ts_node_parent(p);
+    TSNode p = ctx.model.parent(call);
+    while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.await_))) p = ctx.model.parent(p);
     return !is_null(p) && is(p, k.expression_statement);
   }
 
@@ -299,7 +299,7 @@ struct Checker final : RuleCheck {
   // At module level: the loop around the forward runs a backward (a script's training loop,
   // round 20: PlaNet); a module's other forwards are judged as before.
   bool trains_around(TSNode forward) const {
-    for (TSNode p = ts_node_parent(forward); !is_null(p); p = ts_node_parent(p))
+    for (TSNode p = ctx.model.parent(forward); !is_null(p); p = ctx.model.parent(p))
       if (is(p, k.for_statement) || is(p, k.while_statement)) return loop_backwards(p);
     return false;
   }
@@ -496,16 +496,16 @@ struct Checker final : RuleCheck {
   }
 
   // The nearest block (or the module) around `n`.
-  static TSNode enclosing_block(TSNode n) {
+  TSNode enclosing_block(TSNode n) const {
     const analysis::Kinds& kk = analysis::kinds();
-    TSNode block = ts_node_parent(n);
-    while (!is_null(block) && !is(block, kk.block) && !is(block, kk.module)) block = ts_node_parent(block);
+    TSNode block = ctx.model.parent(n);
+    while (!is_null(block) && !is(block, kk.block) && !is(block, kk.module)) block = ctx.model.parent(block);
     return block;
   }
 
   // The block (or module) around `stmt` also holds `at`: the statement runs whenever `at`
   // does, short of an early exit between them.
-  static bool block_holds(TSNode stmt, TSNode at) {
+  bool block_holds(TSNode stmt, TSNode at) const {
     TSNode block = enclosing_block(stmt);
     return !is_null(block) && ts_node_start_byte(at) >= ts_node_start_byte(block) &&
            ts_node_end_byte(at) <= ts_node_end_byte(block) && ts_node_start_byte(at) > ts_node_end_byte(stmt);
@@ -626,7 +626,7 @@ struct Checker final : RuleCheck {
     TSNode found{}, backward{};
     ctx.model.for_each_call_in(ctx.root, [&](TSNode c) {
       if (!is_null(found) || !callers_.runs(c, function)) return;
-      TSNode stmt = ts_node_parent(c);
+      TSNode stmt = ctx.model.parent(c);
       if (!is(stmt, k.assignment) || !ts_node_eq(unparenthesize(field(stmt, k.f_right)), c)) return;
       int scope = ctx.model.scope_enclosing(c);
       int outer = ctx.model.enclosing_function(scope);
@@ -758,7 +758,7 @@ struct Checker final : RuleCheck {
   // of whose values is `torch.no_grad` / `inference_mode` (TG002-NX28, round 14: AlgoPerf's
   // `model_fn`): autograd is off in the mode that evaluates. Returns the with item's value.
   TSNode no_grad_by_mode(TSNode call, int scope) const {
-    for (TSNode p = ts_node_parent(call); !is_null(p) && !is(p, k.function_definition); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p) && !is(p, k.function_definition); p = ctx.model.parent(p)) {
       if (!is(p, k.with_statement)) continue;
       TSNode found{};
       for_each_named_child(p, [&](TSNode clause) {
@@ -793,8 +793,8 @@ struct Checker final : RuleCheck {
   // (TG002-NX28, round 14: fairscale's test walks `eval_output.grad_fn` to check which nodes
   // eval mode recorded): the routine wants the graph.
   TSNode graph_inspected(int function, TSNode forward) const {
-    TSNode stmt = ts_node_parent(forward);
-    while (!is_null(stmt) && is(stmt, k.parenthesized_expression)) stmt = ts_node_parent(stmt);
+    TSNode stmt = ctx.model.parent(forward);
+    while (!is_null(stmt) && is(stmt, k.parenthesized_expression)) stmt = ctx.model.parent(stmt);
     if (is_null(stmt) || !is(stmt, k.assignment)) return TSNode{};
     auto bound = dotted_name(field(stmt, k.f_left), ctx.source);
     if (!bound) return TSNode{};
@@ -881,7 +881,7 @@ struct Checker final : RuleCheck {
 
   // The forward is (part of) a return statement's value: `return model(x)`.
   bool returned_directly(TSNode call) const {
-    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); p = ctx.model.parent(p)) {
       if (is(p, k.return_statement)) return true;
       if (is(p, k.block) || is(p, k.lambda) || is(p, k.function_definition)) return false;
     }
@@ -983,9 +983,9 @@ struct Checker final : RuleCheck {
     }
   }
 
-  static uint32_t top_level_start(TSNode node) {
-    for (TSNode parent = ts_node_parent(node); !ts_node_is_null(parent) && !is(parent, kinds().module);
-         parent = ts_node_parent(parent))
+  uint32_t top_level_start(TSNode node) const {
+    for (TSNode parent = ctx.model.parent(node); !ts_node_is_null(parent) && !is(parent, kinds().module);
+         parent = ctx.model.parent(parent))
       node = parent;
     return ts_node_start_byte(node);
   }

@@ -276,10 +276,10 @@ struct Checker final : RuleCheck {
   // loader in the `else` branch (or under `if not use_cuda:`) exists only on a machine without
   // CUDA. Returns the availability test, or null.
   TSNode built_without_cuda(TSNode call, int scope) const {
-    for (TSNode child = call, p = ts_node_parent(call); !is_null(p); child = p, p = ts_node_parent(p)) {
+    for (TSNode child = call, p = ctx.model.parent(call); !is_null(p); child = p, p = ctx.model.parent(p)) {
       if (is(p, k.function_definition) || is(p, k.class_definition)) break;
-      if (is(p, k.else_clause) && is(ts_node_parent(p), k.if_statement)) {
-        TSNode if_stmt = ts_node_parent(p);
+      if (is(p, k.else_clause) && is(ctx.model.parent(p), k.if_statement)) {
+        TSNode if_stmt = ctx.model.parent(p);
         bool has_elif = false;
         for_each_named_child(if_stmt, [&](TSNode c) { has_elif = has_elif || is(c, k.elif_clause); });
         TSNode cond = unparenthesize(field(if_stmt, k.f_condition));
@@ -313,7 +313,7 @@ struct Checker final : RuleCheck {
   // itself): nothing iterates it, so nothing waits on it (TG004-NX24). Only inside a function:
   // another module may import a module-level loader. Returns the bound name, or null.
   TSNode never_read(const Candidate& c) const {
-    TSNode assignment = ts_node_parent(c.call);
+    TSNode assignment = ctx.model.parent(c.call);
     if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), c.call)) return TSNode{};
     TSNode target = field(assignment, k.f_left);
     int f = ctx.model.enclosing_function(c.scope);
@@ -352,11 +352,11 @@ struct Checker final : RuleCheck {
   // then names that call.
   std::vector<TSNode> evaluation_loops(const Candidate& c) const {
     TSNode bound = c.call;
-    if (TSNode wrap = ts_node_parent(ts_node_parent(c.call));
-        is(ts_node_parent(c.call), k.argument_list) && is(wrap, k.call) && ctx.model.callee_leaf(wrap) == "iter" &&
+    if (TSNode wrap = ctx.model.parent(ctx.model.parent(c.call));
+        is(ctx.model.parent(c.call), k.argument_list) && is(wrap, k.call) && ctx.model.callee_leaf(wrap) == "iter" &&
         is(field(wrap, k.f_function), k.identifier) && !ctx.model.functions_named("iter"))
       bound = wrap;
-    TSNode assignment = ts_node_parent(bound);
+    TSNode assignment = ctx.model.parent(bound);
     if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), bound)) return {};
     TSNode target = field(assignment, k.f_left);
     if (!is(target, k.identifier)) return {};
@@ -418,13 +418,13 @@ struct Checker final : RuleCheck {
           return;
         }
     }
-    if (s == k.argument_list && ctx.model.callee_leaf(ts_node_parent(n)) != "len") {
+    if (s == k.argument_list && ctx.model.callee_leaf(ctx.model.parent(n)) != "len") {
       bool passed = false;
       for_each_named_child(n, [&](TSNode a) {
         TSNode v = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
         passed = passed || (is(v, k.identifier) && text_of(v, ctx.source) == name);
       });
-      if (passed) receivers.push_back(ts_node_parent(n));
+      if (passed) receivers.push_back(ctx.model.parent(n));
     }
     for_each_named_child(n, [&](TSNode ch) { collect_uses(ch, name, loops, receivers); });
   }
@@ -450,7 +450,7 @@ struct Checker final : RuleCheck {
     } else {
       f.message = "`num_workers=0` makes the training process prepare every batch itself, "
                   "leaving the CUDA device idle in between.";
-      f.evidence.push_back({range_of(ts_node_parent(zero)), "a literal 0: no worker processes"});
+      f.evidence.push_back({range_of(ctx.model.parent(zero)), "a literal 0: no worker processes"});
     }
     f.hint = "Pass `num_workers=` about 4 per GPU, bounded by the CPU cores, and "
              "`persistent_workers=True` to keep the workers across epochs.";
@@ -463,7 +463,7 @@ struct Checker final : RuleCheck {
                 "device cannot overlap with compute.";
     f.hint = "Pass `pin_memory=True` and move batches with `.to(device, non_blocking=True)`.";
     if (!is_null(literal_false)) {
-      f.evidence.push_back({range_of(ts_node_parent(literal_false)), "pinning is switched off"});
+      f.evidence.push_back({range_of(ctx.model.parent(literal_false)), "pinning is switched off"});
       return f;  // an explicit False may be deliberate: no fix
     }
     TSNode args = field(call, k.f_arguments);

@@ -8,7 +8,8 @@
 // a variable whose reaching assignment in the same function is such a call) -> the pairing
 // that mismatches. Model layer: an `nn.Sequential` whose last layer is Softmax / LogSoftmax in
 // a file whose loss normalises again.
-// Exempt: log_softmax into NLL; softmax used for reporting only; Softmax layers that are not
+// Exempt: log_softmax into NLL; a negated NLL (a gather of the target's input, TG005-NX09);
+// softmax used for reporting only; Softmax layers that are not
 // the last layer of a Sequential (attention); criteria and activations whose binding cannot be
 // seen (parameters, other files); a same-named variable in another function (TG005-P09).
 // log_softmax into cross-entropy is numerically the same loss: a warning about redundant work.
@@ -102,10 +103,24 @@ struct Checker final : RuleCheck {
     loss.kind = loss_kind(n, st.scope, &loss.criterion);
     if (loss.kind == LossKind::None) loss.kind = parameter_criterion(n, st.scope, loss);
     if (loss.kind == LossKind::None) return;
+    if (loss.kind == LossKind::Nll && negated(n)) {
+      // NLL negated hands back the input at the target (`-F.nll_loss(probs, y)` is `probs[i, y_i]`):
+      // a gather, not an objective (round 49: CSI's margin of the target's probability).
+      stay_silent("TG005", n, "NLL is negated: it reads the input at each target (a gather), not a loss on it",
+                  {{range_of(n), quote_code(text(n)) + " is negated"}});
+      return;
+    }
     TSNode input = positional_arg(n, 0);
     if (is_null(input)) input = keyword_arg(n, "input", ctx.source);
     if (is_null(input)) return;
     check_input(loss, unparenthesize(input), st.scope);
+  }
+
+  // `-call`, through parentheses: the operand of a unary minus.
+  bool negated(TSNode call) const {
+    TSNode p = ctx.model.parent(call);
+    while (is(p, k.parenthesized_expression)) p = ctx.model.parent(p);
+    return is(p, k.unary_operator) && text(p).starts_with("-");
   }
 
   // A softmax layer is judged against the first loss of the file, wherever it is.

@@ -648,10 +648,10 @@ struct Checker final : RuleCheck {
   // output, or when none is seen.
   TSNode intermediate_use(const LayerHead& h) const {
     if (h.class_index < 0) return TSNode{};
-    TSNode seq = ts_node_parent(ts_node_parent(h.head));  // argument_list -> Sequential call
-    TSNode up = ts_node_parent(seq);
+    TSNode seq = ctx.model.parent(ctx.model.parent(h.head));  // argument_list -> Sequential call
+    TSNode up = ctx.model.parent(seq);
     while (!is_null(up) && (is(up, k.conditional_expression) || is(up, k.parenthesized_expression)))
-      up = ts_node_parent(up);
+      up = ctx.model.parent(up);
     if (!is(up, k.assignment)) return TSNode{};
     auto attr = dotted_name(field(up, k.f_left), ctx.source);
     if (!attr || !attr->starts_with("self.")) return TSNode{};
@@ -670,9 +670,9 @@ struct Checker final : RuleCheck {
   // to a BCE loss, or bound to a name read anywhere later other than as an operand or a
   // non-loss argument (`return p`, `p.view(...)` reshapes the output itself).
   bool result_returned(TSNode call) const {
-    TSNode p = ts_node_parent(call);
+    TSNode p = ctx.model.parent(call);
     while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.expression_list) || is(p, k.tuple)))
-      p = ts_node_parent(p);
+      p = ctx.model.parent(p);
     if (is_null(p) || is(p, k.return_statement)) return true;
     if (is(p, k.argument_list)) return feeds_a_loss(p);  // `v.lerp(r, self.mix(x))` is a gate
     if (is(p, k.binary_operator)) return false;
@@ -685,7 +685,7 @@ struct Checker final : RuleCheck {
     bool leaves = false;
     for_each_identifier(field(ctx.model.functions()[f].node, k.f_body), [&](TSNode id) {
       if (leaves || text(id) != name || ts_node_start_byte(id) <= ts_node_end_byte(p)) return;
-      TSNode up = ts_node_parent(id);
+      TSNode up = ctx.model.parent(id);
       leaves = is(up, k.argument_list) ? feeds_a_loss(up) : !is(up, k.binary_operator);
     });
     return leaves;
@@ -694,7 +694,7 @@ struct Checker final : RuleCheck {
   // The arguments belong to a BCE loss call (`self.crit(self.layers(x), y)`): the output
   // reaches the loss.
   bool feeds_a_loss(TSNode arguments) const {
-    TSNode call = ts_node_parent(arguments);
+    TSNode call = ctx.model.parent(arguments);
     TSNode site{};
     return is(call, k.call) && loss_kind(call, ctx.model.scope_enclosing(call), &site) != LossKind::None;
   }

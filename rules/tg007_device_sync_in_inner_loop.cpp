@@ -271,7 +271,7 @@ struct Checker final : RuleCheck {
   // `.tolist()`, `.cpu()`, `.numpy()` (round 27: iBOT's `torch.cuda.synchronize()` followed
   // by `metric_logger.update(loss=loss.item())`). Returns that read, or null.
   TSNode adjacent_blocking_read(TSNode call) const {
-    TSNode stmt = ts_node_parent(call);
+    TSNode stmt = ctx.model.parent(call);
     if (!is(stmt, k.expression_statement)) return TSNode{};
     auto skip_comments = [&](TSNode n, bool forward) {
       while (!is_null(n) && is(n, k.comment)) n = forward ? ts_node_next_named_sibling(n) : ts_node_prev_named_sibling(n);
@@ -346,7 +346,7 @@ struct Checker final : RuleCheck {
       if (!is_null(found)) return;
       if (!is_memory_stat_read(ctx.model, c)) return;
       // Read on every pass, not logged now and then (`if step % 100 == 0:` keeps it a training loop).
-      for (TSNode p = ts_node_parent(c); !ts_node_eq(p, region); p = ts_node_parent(p))
+      for (TSNode p = ctx.model.parent(c); !ts_node_eq(p, region); p = ctx.model.parent(p))
         if (is(p, k.if_statement) || is_null(p)) return;
       found = c;
     });
@@ -358,7 +358,7 @@ struct Checker final : RuleCheck {
   // are crossed (`for tracker in accelerator.trackers:` under `if step % k == 1:`, round 30:
   // an image-translation trainer's wandb image log); the step's own loop is not.
   bool guarded_as_timing(TSNode call, TSNode train = TSNode{}) const {
-    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); p = ctx.model.parent(p)) {
       TSSymbol s = sym(p);
       if (s == k.function_definition) return false;
       if (s == k.for_statement || s == k.while_statement) {
@@ -421,7 +421,7 @@ struct Checker final : RuleCheck {
   // same block or a block around it inside the training step (round 38: lingua's AU-Net logs
   // its per-level token counts with `.item()` after the step's synchronize). Null when none.
   TSNode synchronized_before(TSNode loop, TSNode train) const {
-    for (TSNode n = loop, p = ts_node_parent(loop); !is_null(p); n = p, p = ts_node_parent(p)) {
+    for (TSNode n = loop, p = ctx.model.parent(loop); !is_null(p); n = p, p = ctx.model.parent(p)) {
       if (is(p, k.block))
         for (TSNode s = ts_node_prev_named_sibling(n); !is_null(s); s = ts_node_prev_named_sibling(s)) {
           TSNode e = is(s, k.expression_statement) ? unparenthesize(ts_node_named_child(s, 0)) : TSNode{};
@@ -451,13 +451,13 @@ struct Checker final : RuleCheck {
   // receiver is bound to neither an optimizer nor a scheduler. Returns that call, or null.
   TSNode environment_step_taking(TSNode sync, int scope) const {
     TSNode v = sync;
-    for (TSNode p = ts_node_parent(v); !is_null(p); v = p, p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(v); !is_null(p); v = p, p = ctx.model.parent(p)) {
       TSSymbol s = sym(p);
       if (s == k.attribute || s == k.subscript || s == k.parenthesized_expression) continue;
       if (s == k.call && ts_node_eq(field(p, k.f_function), v)) continue;  // `.numpy()` on it
       if (s == k.keyword_argument) continue;
       if (s != k.argument_list) return TSNode{};
-      TSNode consumer = ts_node_parent(p);
+      TSNode consumer = ctx.model.parent(p);
       TSNode callee = field(consumer, k.f_function);
       if (ctx.model.callee_leaf(consumer) != "step" || !is(callee, k.attribute)) return TSNode{};
       auto recv = dotted_name(field(callee, k.f_object), ctx.source);
@@ -466,7 +466,7 @@ struct Checker final : RuleCheck {
         return TSNode{};
       // Gym's shape: `obs, reward, done, info = env.step(a)`; an optimizer's or a scheduler's
       // step returns at most one value.
-      TSNode assignment = ts_node_parent(consumer);
+      TSNode assignment = ctx.model.parent(consumer);
       if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), consumer)) return TSNode{};
       TSNode left = field(assignment, k.f_left);
       if ((!is(left, k.pattern_list) && !is(left, k.tuple_pattern)) || ts_node_named_child_count(left) < 3)
@@ -479,7 +479,7 @@ struct Checker final : RuleCheck {
   // Innermost comprehension around the call (up to its loop), else the innermost loop when
   // it iterates per element and does not itself backward.
   std::optional<Iteration> per_element_iteration(TSNode call, const WalkState& st) {
-    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); p = ctx.model.parent(p)) {
       TSSymbol s = sym(p);
       if (s == k.for_statement || s == k.while_statement || s == k.function_definition || s == k.lambda) break;
       if (s != k.list_comprehension && s != k.set_comprehension && s != k.dictionary_comprehension &&

@@ -347,7 +347,7 @@ struct Checker final : RuleCheck {
                     !is_method_of_model(*d, model, scope);
         // A part's call whose result is discarded (`tgn.memory.__init_memory__()`, round 36: a
         // temporal graph network's memory reset each epoch) feeds no loss: not a training forward.
-        if (part && is(ts_node_parent(c), k.expression_statement)) part = false;
+        if (part && is(ctx.model.parent(c), k.expression_statement)) part = false;
         if ((*d == model || part) && !ctx.provenance.in_no_grad(c)) {
           found = c;
           return;

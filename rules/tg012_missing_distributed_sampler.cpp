@@ -162,8 +162,8 @@ struct Checker final : RuleCheck {
     } else if (is(n, k.dotted_name)) {
       // `import torch.distributed as dist`, `from torch.distributed import ...`,
       // `from torch import distributed`, `from deepspeed import comm`.
-      TSNode p = ts_node_parent(n);
-      if (is(p, k.aliased_import)) p = ts_node_parent(p);
+      TSNode p = ctx.model.parent(n);
+      if (is(p, k.aliased_import)) p = ctx.model.parent(p);
       if (!is(p, k.import_statement) && !is(p, k.import_from_statement)) return;
       std::string name(text_of(n, ctx.source));
       TSNode from = is(p, k.import_from_statement) ? field(p, k.f_module_name) : TSNode{};
@@ -262,7 +262,7 @@ struct Checker final : RuleCheck {
   // comparison is false, so nothing in it runs (TG012-NX15, round 9: opacus' benchmark).
   bool never_runs(TSNode n, int scope) const {
     TSNode child = n;
-    for (TSNode p = ts_node_parent(n); !is_null(p); child = p, p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(n); !is_null(p); child = p, p = ctx.model.parent(p)) {
       if (is(p, k.function_definition) || is(p, k.class_definition) || is(p, k.lambda)) return false;
       if ((is(p, k.if_statement) || is(p, k.elif_clause)) && ts_node_eq(field(p, k.f_consequence), child) &&
           constant_comparison(field(p, k.f_condition), scope) == false)
@@ -523,15 +523,15 @@ struct Checker final : RuleCheck {
 
   bool guarded(TSNode call) const {
     TSNode child = call;
-    for (TSNode p = ts_node_parent(call); !is_null(p); child = p, p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); child = p, p = ctx.model.parent(p)) {
       if (is(p, k.function_definition) || is(p, k.class_definition)) return false;
       TSNode cond{};
       bool positive = true;
       if ((is(p, k.if_statement) || is(p, k.elif_clause)) &&
           ts_node_eq(field(p, k.f_consequence), child)) {
         cond = field(p, k.f_condition);
-      } else if (is(p, k.else_clause) && is(ts_node_parent(p), k.if_statement)) {
-        cond = field(ts_node_parent(p), k.f_condition);
+      } else if (is(p, k.else_clause) && is(ctx.model.parent(p), k.if_statement)) {
+        cond = field(ctx.model.parent(p), k.f_condition);
         positive = false;
       }
       if (!is_null(cond) && guard_excludes_ddp(cond, positive)) return true;
@@ -646,10 +646,10 @@ struct Checker final : RuleCheck {
 
   // `x = {"train": DataLoader(...)}` / `x = [DataLoader(...)]`: `x` (nullopt otherwise).
   std::optional<std::string> literal_holder(TSNode call) const {
-    TSNode p = ts_node_parent(call);
-    if (is(p, k.pair)) p = ts_node_parent(p);
+    TSNode p = ctx.model.parent(call);
+    if (is(p, k.pair)) p = ctx.model.parent(p);
     if (!is(p, k.dictionary) && !is(p, k.list) && !is(p, k.tuple)) return std::nullopt;
-    TSNode a = ts_node_parent(p);
+    TSNode a = ctx.model.parent(p);
     if (!is(a, k.assignment) || !ts_node_eq(field(a, k.f_right), p)) return std::nullopt;
     TSNode left = field(a, k.f_left);
     if (!is(left, k.identifier) && !is(left, k.attribute)) return std::nullopt;
@@ -728,11 +728,11 @@ struct Checker final : RuleCheck {
   // `later` and the block that holds `first`'s statement.
   bool runs_whenever(TSNode later, TSNode first) const {
     TSNode block{};
-    for (TSNode p = first; !is_null(p); p = ts_node_parent(p)) {
-      TSNode parent = ts_node_parent(p);
+    for (TSNode p = first; !is_null(p); p = ctx.model.parent(p)) {
+      TSNode parent = ctx.model.parent(p);
       if (!is_null(parent) && (is(parent, k.block) || is(parent, k.module))) { block = parent; break; }
     }
-    for (TSNode p = ts_node_parent(later); !is_null(p); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(later); !is_null(p); p = ctx.model.parent(p)) {
       if (ts_node_eq(p, block)) return true;
       if (is(p, k.if_statement) || is(p, k.elif_clause) || is(p, k.else_clause) || is(p, k.for_statement) ||
           is(p, k.while_statement) || is(p, k.try_statement) || is(p, k.conditional_expression) ||
@@ -768,11 +768,11 @@ struct Checker final : RuleCheck {
   // key, or the name of the function that returns it.
   std::string loader_name(TSNode call) const {
     TSNode child = call;
-    for (TSNode p = ts_node_parent(call); !is_null(p); child = p, p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); child = p, p = ctx.model.parent(p)) {
       if (is(p, k.assignment)) return std::string(text_of(field(p, k.f_left), ctx.source));
       if (is(p, k.pair)) return std::string(text_of(ts_node_named_child(p, 0), ctx.source));
       if (is(p, k.return_statement)) {
-        for (TSNode f = ts_node_parent(p); !is_null(f); f = ts_node_parent(f))
+        for (TSNode f = ctx.model.parent(p); !is_null(f); f = ctx.model.parent(f))
           if (is(f, k.function_definition)) return std::string(text_of(field(f, k.f_name), ctx.source));
         return {};
       }
@@ -796,8 +796,8 @@ struct Checker final : RuleCheck {
 
   // The dotted name the loader is bound to (`val_dl = DataLoader(...)`, `self.val_dl = ...`).
   std::optional<std::string> bound_name(TSNode call) const {
-    TSNode p = ts_node_parent(call);
-    while (is(p, k.parenthesized_expression)) p = ts_node_parent(p);
+    TSNode p = ctx.model.parent(call);
+    while (is(p, k.parenthesized_expression)) p = ctx.model.parent(p);
     if (!is(p, k.assignment) || !ts_node_eq(unparenthesize(field(p, k.f_right)), call)) return std::nullopt;
     TSNode left = field(p, k.f_left);
     if (!is(left, k.identifier) && !is(left, k.attribute)) return std::nullopt;
@@ -845,7 +845,7 @@ struct Checker final : RuleCheck {
   // `X.eval()` earlier in the loop's function, with no `.train()` between it and the loop.
   TSNode eval_before(TSNode loop) const {
     TSNode fn{};
-    for (TSNode p = ts_node_parent(loop); !is_null(p); p = ts_node_parent(p))
+    for (TSNode p = ctx.model.parent(loop); !is_null(p); p = ctx.model.parent(p))
       if (is(p, k.function_definition)) { fn = p; break; }
     TSNode body = is_null(fn) ? ctx.root : field(fn, k.f_body);
     TSNode last{};
@@ -869,7 +869,7 @@ struct Checker final : RuleCheck {
     if (TSNode ev = eval_before(loop); !is_null(ev))
       return {Use::Evaluation, ev, quote_code(text_of(ev, ctx.source)) + " switches to evaluation mode "
                                    "before " + who + " is iterated, and that loop runs no backward"};
-    for (TSNode p = ts_node_parent(loop); !is_null(p); p = ts_node_parent(p))
+    for (TSNode p = ctx.model.parent(loop); !is_null(p); p = ctx.model.parent(p))
       if (is(p, k.function_definition)) {
         std::string_view fname = text_of(field(p, k.f_name), ctx.source);
         if (names::is_evaluation_function_name(fname))

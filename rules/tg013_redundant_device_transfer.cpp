@@ -138,7 +138,7 @@ struct Checker final : RuleCheck {
     };
     for (const LoopFrame& loop : st.loops)
       if (hit(assigned_in(loop.node))) return true;
-    for (TSNode p = ts_node_parent(at); !is_null(p); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(at); !is_null(p); p = ctx.model.parent(p)) {
       TSSymbol s = sym(p);
       if (s == k.function_definition || s == k.for_statement || s == k.while_statement) break;
       if (s == k.lambda && lambda_binds(p, root_of(dotted))) return true;  // bound per call
@@ -392,12 +392,12 @@ struct Checker final : RuleCheck {
   // Also a copy behind `if step == 0:` with `step` the counter of a `range(...)` loop (or the
   // index of an `enumerate(...)`): it runs on one pass (round 13: trlx's `token == 0`).
   TSNode built_once(TSNode call, const WalkState& st) const {
-    TSNode stmt = ts_node_parent(call);
-    while (!is_null(stmt) && !is(stmt, k.assignment) && !is(stmt, k.block)) stmt = ts_node_parent(stmt);
+    TSNode stmt = ctx.model.parent(call);
+    while (!is_null(stmt) && !is(stmt, k.assignment) && !is(stmt, k.block)) stmt = ctx.model.parent(stmt);
     std::optional<std::string> target;
     if (!is_null(stmt) && is(stmt, k.assignment)) target = dotted_name(field(stmt, k.f_left), ctx.source);
     const LoopFrame& loop = *st.innermost_loop();
-    for (TSNode p = ts_node_parent(call); !is_null(p) && !ts_node_eq(p, loop.node); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop.node); p = ctx.model.parent(p)) {
       if (!is(p, k.if_statement) || !contains(field(p, k.f_consequence), call)) continue;
       TSNode cond = field(p, k.f_condition);
       if (TSNode t = target ? unset_test(cond, *target) : TSNode{}; !is_null(t)) return t;
@@ -478,7 +478,7 @@ struct Checker final : RuleCheck {
       TSNode args = field(c, k.f_arguments);
       return !is_null(args) && reads_varying(args, st);
     };
-    for (TSNode p = ts_node_parent(call); !is_null(p); p = ts_node_parent(p)) {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); p = ctx.model.parent(p)) {
       if (is(p, k.function_definition)) break;
       if (!is(p, k.with_statement)) continue;
       bool found = false;
@@ -524,8 +524,8 @@ struct Checker final : RuleCheck {
     }
     if (selectors.empty() && loop_names.empty()) return false;
     TSNode inner = st.innermost_loop()->node;
-    for (TSNode child = call, p = ts_node_parent(call); !is_null(p) && !ts_node_eq(p, inner);
-         child = p, p = ts_node_parent(p)) {
+    for (TSNode child = call, p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, inner);
+         child = p, p = ctx.model.parent(p)) {
       TSNode test{};
       if (is(p, k.if_statement) || is(p, k.elif_clause)) test = field(p, k.f_condition);
       else if (is(p, k.conditional_expression)) test = ts_node_named_child(p, 1);
@@ -627,7 +627,7 @@ struct Checker final : RuleCheck {
   // Returns the subscript stored to, or null.
   TSNode table_entry_per_key(TSNode call, const WalkState& st) const {
     if (st.loops.size() != 1 || !is(st.loops.front().node, k.for_statement)) return TSNode{};
-    TSNode assignment = ts_node_parent(call);
+    TSNode assignment = ctx.model.parent(call);
     if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), call)) return TSNode{};
     TSNode left = field(assignment, k.f_left);
     if (!is(left, k.subscript)) return TSNode{};
@@ -688,7 +688,7 @@ struct Checker final : RuleCheck {
     if (fresh) it->second = find_nested_step(field(loop.node, k.f_body));
     TSNode step = it->second;
     if (is_null(step)) return step;
-    for (TSNode p = ts_node_parent(step); !is_null(p) && !ts_node_eq(p, loop.node); p = ts_node_parent(p))
+    for (TSNode p = ctx.model.parent(step); !is_null(p) && !ts_node_eq(p, loop.node); p = ctx.model.parent(p))
       if ((is(p, k.for_statement) || is(p, k.while_statement)) && !contains(p, call)) return step;
     return TSNode{};
   }
@@ -720,7 +720,7 @@ struct Checker final : RuleCheck {
       TSNode callee = field(call, k.f_function);
       // Called for its effect: the call is a statement of its own, its result dropped
       // (`y = model.recognize(x)` uses the model; `net.add_head(n)` changes it).
-      if (grown || !is(callee, k.attribute) || !is(ts_node_parent(call), k.expression_statement)) return;
+      if (grown || !is(callee, k.attribute) || !is(ctx.model.parent(call), k.expression_statement)) return;
       auto d = dotted_name(field(callee, k.f_object), ctx.source);
       if (d && *d == model && !in(kKeepsModule, text_of(field(callee, k.f_attribute), ctx.source))) grown = true;
     });
@@ -798,7 +798,7 @@ struct Checker final : RuleCheck {
   // `buf = torch.zeros(n).to(dev)` then, later in the loop, `buf[i] = ...`, `buf += ...` or
   // `buf.add_(...)`: the first such write (null when none, or the copy is not assigned to a name).
   TSNode written_in_place(TSNode call, const WalkState& st) const {
-    TSNode stmt = ts_node_parent(call);
+    TSNode stmt = ctx.model.parent(call);
     if (is_null(stmt) || !is(stmt, k.assignment) || !ts_node_eq(unparenthesize(field(stmt, k.f_right)), call))
       return TSNode{};
     TSNode left = field(stmt, k.f_left);

@@ -239,7 +239,7 @@ struct Checker final : RuleCheck {
     if (!is(test, k.identifier)) return TSNode{};
     TSNode body = if_node;
     while (!is_null(body) && !is(body, k.function_definition) && !is(body, k.module))
-      body = ts_node_parent(body);
+      body = ctx.model.parent(body);
     if (is_null(body)) return TSNode{};
     if (is(body, k.function_definition)) body = field(body, k.f_body);
     TSNode def = last_assignment(text_of(test, ctx.source), body, ts_node_start_byte(if_node), ctx.source);
@@ -278,7 +278,7 @@ struct Checker final : RuleCheck {
       if (cleared || ts_node_start_byte(c) >= ts_node_start_byte(backward) ||
           ctx.model.callee_leaf(c) != "zero_grad")
         return;
-      for (TSNode a = ts_node_parent(c); !is_null(a) && !ts_node_eq(a, loop); a = ts_node_parent(a))
+      for (TSNode a = ctx.model.parent(c); !is_null(a) && !ts_node_eq(a, loop); a = ctx.model.parent(a))
         if (is(a, k.if_statement) && encloses(field(a, k.f_consequence), c)) {
           cleared = squashed(text_of(field(a, k.f_condition), ctx.source)) == want;
           break;
@@ -370,7 +370,7 @@ struct Checker final : RuleCheck {
   // True when every branch between `n` and `loop` (an `if` / `elif` / `else` / `except` arm or
   // a nested loop's body) also holds `backward`: `n` runs whenever `backward` does.
   bool runs_with(TSNode n, TSNode loop, TSNode backward) const {
-    for (TSNode a = ts_node_parent(n); !is_null(a) && !ts_node_eq(a, loop); a = ts_node_parent(a)) {
+    for (TSNode a = ctx.model.parent(n); !is_null(a) && !ts_node_eq(a, loop); a = ctx.model.parent(a)) {
       TSSymbol s = sym(a);
       bool branch = s == k.elif_clause || s == k.else_clause || s == k.except_clause ||
                     ((s == k.block) && is_branch_body(a));
@@ -380,7 +380,7 @@ struct Checker final : RuleCheck {
   }
 
   bool is_branch_body(TSNode block) const {
-    TSNode p = ts_node_parent(block);
+    TSNode p = ctx.model.parent(block);
     TSSymbol s = sym(p);
     return s == k.if_statement || s == k.for_statement || s == k.while_statement;
   }
@@ -614,10 +614,10 @@ struct Checker final : RuleCheck {
       else if (s == k.assignment && (is(left, k.pattern_list) || is(left, k.tuple_pattern)) &&
                element_index(left, std::string(name)) >= 0)
         found.push_back(n);  // `loss, n = helper(...)`
-    } else if (s == k.as_pattern && is(ts_node_parent(n), k.with_item)) {
+    } else if (s == k.as_pattern && is(ctx.model.parent(n), k.with_item)) {
       TSNode target = ts_node_named_child(n, ts_node_named_child_count(n) - 1);
       if (is(target, k.as_pattern_target) && text_of(target, ctx.source) == name) found.push_back(n);
-    } else if (s == k.call && is(ts_node_parent(n), k.expression_statement)) {
+    } else if (s == k.call && is(ctx.model.parent(n), k.expression_statement)) {
       TSNode callee = field(n, k.f_function);
       std::string_view leaf = ctx.model.callee_leaf(n);
       if ((leaf == "div_" || leaf == "mul_") && is(callee, k.attribute) &&

@@ -424,8 +424,10 @@ void expect_scan_matches_cursor_walk(TSNode root, const std::string& label) {
 void expect_children_match_public_api(TSNode root, const std::string& label) {
   size_t checked = 0;
   const auto field_count = static_cast<TSFieldId>(ts_language_field_count(tree_sitter_python()));
+  ParentIndex parents(root);
   for_each_node(root, [&](TSNode n, uint32_t) {
     ASSERT_EQ(sym(n), ts_node_symbol(n)) << label << " " << ts_node_type(n) << " at " << ts_node_start_byte(n);
+    ASSERT_TRUE(ts_node_eq(parents.parent(n), ts_node_parent(n))) << label << " parent of " << sexp(n);
     Children all = all_children(n), named = named_children(n);
     ASSERT_EQ(all.size(), ts_node_child_count(n)) << label << " at " << ts_node_start_byte(n);
     ASSERT_EQ(named.size(), ts_node_named_child_count(n)) << label << " at " << ts_node_start_byte(n);
@@ -466,6 +468,27 @@ TEST(SyntaxTest, ChildrenInOnePassAreThePublicApisChildren) {
       "    return )\n";
   for (int i = 0; i < 40; ++i) src += "s" + std::to_string(i) + " = " + std::to_string(i) + "  # c\n";
   expect_children_match_public_api(SyntaxTree::parse(src).root(), "inline source");
+}
+
+TEST(SyntaxTest, TheParentIndexAnswersAsTsNodeParentInALargeClass) {
+  // The shape it exists for (issue 24): hundreds of methods in one class body, where
+  // ts_node_parent scans the members; every node's parent, and the root's (none).
+  std::string src = "class Trainer:\n";
+  for (int i = 0; i < 300; ++i)
+    src += "    def m" + std::to_string(i) + "(self, x):\n        return self.f(x)[" + std::to_string(i) + "]  # c\n";
+  SyntaxTree t = SyntaxTree::parse(src);
+  ParentIndex parents(t.root());
+  size_t checked = 0;
+  for_each_node(t.root(), [&](TSNode n, uint32_t) {
+    ASSERT_TRUE(ts_node_eq(parents.parent(n), ts_node_parent(n))) << "parent of " << sexp(n);
+    ++checked;
+  });
+  EXPECT_GT(checked, 300u * 10);
+  EXPECT_TRUE(is_null(parents.parent(t.root())));
+  // A node of another tree of the same text is answered from that tree, not the index.
+  SyntaxTree other = SyntaxTree::parse(src);
+  TSNode method = ts_node_named_child(field(ts_node_named_child(other.root(), 0), kinds().f_body), 7);
+  EXPECT_TRUE(ts_node_eq(parents.parent(method), ts_node_parent(method)));
 }
 
 TEST(SyntaxTest, TreeScanHandlesNestingDeeperThanItsInlineStack) {
