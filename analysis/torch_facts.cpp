@@ -96,6 +96,17 @@ void CudaTargetScan::note_string(TSNode n) {
     note(n, "a Lightning `accelerator=\"gpu\"`");
 }
 
+// `torch.cuda.manual_seed(s)`, `torch.cuda.is_available()`: seeding boilerplate and a check
+// run the same on a machine without a GPU, so neither says the file uses one (round 49: two
+// CPU-only image preprocessing scripts whose only CUDA mention was the seed).
+namespace {
+bool seeds_or_asks(std::string_view qualified) {
+  for (std::string_view f : {"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available"})
+    if (qualified.size() == 11 + f.size() && qualified.ends_with(f)) return true;  // torch.cuda.<f>
+  return false;
+}
+}  // namespace
+
 void CudaTargetScan::note_call(TSNode call) {
   const Kinds& k = kinds();
   std::string_view src = model_.source();
@@ -103,7 +114,7 @@ void CudaTargetScan::note_call(TSNode call) {
   std::string_view leaf = model_.callee_leaf(call);
   auto q = model_.qualified_callee(call);
   if (is(callee, k.attribute) && leaf == "cuda") return note(call, "a `.cuda()` call");
-  if (q && q->starts_with("torch.cuda.")) return note(call, "a `torch.cuda` call");
+  if (q && q->starts_with("torch.cuda.") && !seeds_or_asks(*q)) return note(call, "a `torch.cuda` call");
   if (is(callee, k.attribute) && leaf == "to" && is(positional_arg(call, 0), k.integer))
     return note(call, "a move to a CUDA device index");
   if (!is_null(keyword_arg(call, "device_ids", src)))

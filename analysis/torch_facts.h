@@ -21,7 +21,8 @@ bool is_torch_dataloader(const ModuleModel& model, TSNode call);
 std::string_view string_content(TSNode string, std::string_view src);
 
 // Why the file targets CUDA, read from code: a `"cuda"` / `"cuda:N"` / `"nccl"` string
-// literal, a Lightning `accelerator="gpu"`, a `.cuda()` call, a `torch.cuda.*` call,
+// literal, a Lightning `accelerator="gpu"`, a `.cuda()` call, a `torch.cuda.*` call (not
+// seeding or `is_available()`, which run the same without a GPU),
 // `.to(<int>)`, `device_ids=`, an Accelerate `Accelerator()` not forced to the CPU, a
 // DeepSpeed engine. Fed by the shared walk; keeps the first piece of evidence.
 class CudaTargetScan : public Visitor {
