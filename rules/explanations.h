@@ -110,7 +110,10 @@ Not flagged
   forwards) and routines that sample with `rsample()` (the reparameterisation trick); files of another framework (MXNet, TensorFlow, Keras, Paddle, MLX, JAX). Code
   written for PyTorch before 0.4 (`Variable(..., volatile=True)`, or inputs made by a helper
   from another file in a file that imports `Variable`) gets a note without a fix, and the
-  decorator is offered as unsafe in any file that calls or imports `Variable`.)";
+  decorator is offered as unsafe in any file that calls or imports `Variable`. A file with a
+  module whose own `forward` asks autograd for gradients (a leaf made with
+  `requires_grad=True`, a backward or `autograd.grad` inside it) gets at most a warning, with
+  the decorator unsafe: the evaluated model may be that module.)";
 
 inline constexpr std::string_view kExplainTG003 = R"(Why it costs money
   PyTorch adds each backward's gradients into `.grad`; it never clears them by itself. A loop
@@ -137,7 +140,9 @@ Not flagged
   loop is judged with the loop around it that steps, where a clear anywhere is enough); Lightning, Fabric and distributed-autograd
   backwards, and methods of a LightningModule, whose trainer clears gradients; a fresh model
   and optimizer built on every pass; a timed benchmark (a `range` loop on inputs fixed before
-  it, between two clock reads), whose summed gradients change nothing it reports.)";
+  it, between two clock reads), whose summed gradients change nothing it reports; a
+  `.step(loss)` handed a tensor (a differentiable inner optimizer such as higher's, which
+  takes its gradients from that loss), which is no torch optimizer step.)";
 
 inline constexpr std::string_view kExplainTG005 = R"(Why it costs money
   Cross-entropy is log-softmax followed by NLL: it normalises its input itself. Handing it

@@ -31,7 +31,10 @@
 // scaler idiom) trains like a backward (TG002-NX42). An input made by a call handed
 // `volatile=True` (PyTorch before 0.4) makes the finding a note without a fix (TG002-NX43);
 // so does an input made by a helper this file does not define, in a file that calls or
-// imports torch's `Variable` (the helper may make it volatile, TG002-NX48).
+// imports torch's `Variable` (the helper may make it volatile, TG002-NX48). A module of this
+// file whose `forward` asks for gradients itself (a leaf made with `requires_grad=True`, a
+// backward or `autograd.grad` there: an energy model descending its energy) caps the finding
+// at a warning with the decorator unsafe: the evaluated model may be that module (TG002-NX53).
 // The decorator fix is safe only when no graph can leave the routine (its return value is
 // shown graph-free and it stores nothing on an object), the file is not a test module (a
 // test may exercise autograd on purpose, TG002-NX29) and does not call or import torch's `Variable`
@@ -675,6 +678,8 @@ struct Checker final : RuleCheck {
     for (const Candidate& o : u.candidates)
       if (is_null(dynamic)) dynamic = dynamically_built(o.model_name, o.call), dynamic_model = o.model_name;
     if (!is_null(dynamic) && f.severity == Severity::Error) f.severity = Severity::Warning;
+    TSNode differentiating = differentiating_forward();
+    if (!is_null(differentiating) && f.severity == Severity::Error) f.severity = Severity::Warning;
     // A script that runs its forward once (no loop at the top level holds one) keeps one
     // forward's activations, not one set per batch: a warning; on the host only, a note.
     bool runs_once = u.function < 0 && std::none_of(u.candidates.begin(), u.candidates.end(),
@@ -719,6 +724,12 @@ struct Checker final : RuleCheck {
       f.evidence.push_back({range_of(dynamic), "`" + dynamic_model + "` is built from a class chosen at run time (" +
                                                    quote_code(text_of(dynamic, ctx.source)) +
                                                    "): whether its forward needs the graph is not seen (at most a warning)"});
+    if (!is_null(differentiating))
+      f.evidence.push_back({range_of(differentiating),
+                            quote_code(text_of(differentiating, ctx.source)) +
+                                " needs autograd inside a module's own `forward` in this file: if `" + c.model_name +
+                                "` is that module, its evaluation needs autograd too (weak step: which module it is; "
+                                "at most a warning, no safe fix)"});
     if (runs_once)
       f.evidence.push_back({range_of(c.call),
                             cuda.targets_cuda()
@@ -815,6 +826,36 @@ struct Checker final : RuleCheck {
     });
     return found;
   }
+
+  // A module's `forward` in this file that differentiates (round 50: higher's energy model
+  // makes a leaf with `requires_grad=True` and descends its energy with a differentiable
+  // optimizer; also a backward or `autograd.grad` there, directly or through a helper): a model
+  // of that class needs autograd even when evaluated, and no_grad would break it (TG002-NX53).
+  // The first such call, or null.
+  TSNode differentiating_forward() const {
+    if (differentiating_forward_) return *differentiating_forward_;
+    TSNode found{};
+    for (const FunctionInfo& fn : ctx.model.functions()) {
+      if (!is_null(found)) break;
+      if (fn.name != "forward" || fn.class_index < 0) continue;
+      bool differentiates = fn.calls_backward || fn.calls_autograd_grad || differentiates_through_helper(fn, 2);
+      ctx.model.for_each_call_in(field(fn.node, k.f_body), [&](TSNode c) {
+        if (!is_null(found) || ctx.model.enclosing_function(ctx.model.scope_enclosing(c)) != ctx.model.function_of(fn.node))
+          return;
+        std::string_view leaf = ctx.model.callee_leaf(c);
+        TSNode wanted = keyword_arg(c, "requires_grad", ctx.source);
+        bool asks = (is(wanted, k.true_)) || (leaf == "requires_grad_" && is(field(c, k.f_function), k.attribute) &&
+                                              !is(positional_arg(c, 0), k.false_));
+        bool grads = leaf == "backward" || (leaf == "grad" && ctx.model.qualified_callee(c) &&
+                                             *ctx.model.qualified_callee(c) == "torch.autograd.grad");
+        if (asks || (differentiates && grads)) found = c;
+      });
+      if (is_null(found) && differentiates) found = field(fn.node, k.f_name);  // through a helper
+    }
+    differentiating_forward_ = found;
+    return found;
+  }
+  mutable std::optional<TSNode> differentiating_forward_;
 
   // Every binding of `model` visible at `call` calls a callee that is itself computed (a call
   // or a subscript: `get_class(name)(...)`, `MODELS[name](...)`). Returns the first binding's
@@ -1013,6 +1054,7 @@ struct Checker final : RuleCheck {
         dynamic = !is_null(dynamically_built(*target, c));
     });
     if (dynamic) return FixSafety::Unsafe;
+    if (!is_null(differentiating_forward())) return FixSafety::Unsafe;
     bool stores = false;
     std::vector<TSNode> todo{field(fn.node, k.f_body)};
     while (!todo.empty() && !stores) {

@@ -10,7 +10,8 @@
 // trained side by side), the i-th backward's evidence names the i-th step.
 // Warning, not error: a DeepSpeed engine's backward, whose optimizer may clear gradients in
 // `step()` depending on a config this file does not show (ZeRO's do).
-// Exempt: loops without an optimizer step (micro-batch loops, saliency maps). Silent, with
+// Exempt: loops without an optimizer step (micro-batch loops, saliency maps; a `.step(loss)`
+// handed a tensor is no torch optimizer step, TG003-NX30). Silent, with
 // the reason recorded: backward receivers managed by Lightning / Fabric / distributed
 // autograd (also an RRef's `loss.backward(context_id)` inside `dist_autograd.context()`);
 // methods of a LightningModule (the trainer clears gradients); a loop over a literal tuple of
@@ -119,10 +120,23 @@ struct Checker final : RuleCheck {
     if (!is(n, k.call) || ctx.model.callee_leaf(n) != "step") return false;
     TSNode callee = field(n, k.f_function);
     if (!is(callee, k.attribute)) return false;
+    if (steps_on_a_tensor(n)) return false;
     auto recv = dotted_name(field(callee, k.f_object), ctx.source);
     if (recv && ctx.model.is_optimizer(*recv, scope)) return true;
     auto arg = dotted_name(positional_arg(n, 0), ctx.source);
     return arg && ctx.model.kind_of(*arg, scope) == ValueKind::Optimizer;
+  }
+
+  // `diffopt.step(loss)`: torch's `Optimizer.step` takes at most a closure, never a tensor; a
+  // step handed a tensor the bindings prove one (higher's differentiable optimizers) takes its
+  // gradients from that loss itself and never reads `.grad` (round 50: MAML over higher's
+  // `innerloop_ctx`, TG003-NX30).
+  bool steps_on_a_tensor(TSNode call) const {
+    TSNode arg = positional_arg(call, 0);
+    if (is_null(arg)) arg = keyword_arg(call, "loss", ctx.source);
+    if (is_null(arg)) return false;
+    const Value* v = ctx.provenance.value_of(unparenthesize(arg));
+    return v && v->tensor();
   }
 
   void collect_calls(TSNode n, int scope, std::vector<TSNode>& backwards, std::vector<TSNode>& steps) const {
