@@ -248,7 +248,7 @@ Estimate evaluate(const JobSpec& job, const std::optional<Target>& target, const
     if (e.phases[i].allocated > e.phases[e.peak_phase].allocated) e.peak_phase = i;
   const Phase& peak = e.phases[e.peak_phase];
   e.breakdown = peak.terms;
-  e.breakdown.push_back(cuda_context_term(t));
+  e.breakdown.push_back(cuda_context_term(t, resolved.cuda_context_bytes.value));
   e.breakdown.push_back(allocator_term(peak.allocated));
   for (const Term& term : e.breakdown) e.total += term.bytes;
   const int64_t half = half_width(e.breakdown);

@@ -107,6 +107,11 @@ struct JobSpec {
   Field<Precision> precision{Precision::Fp32, Source::by_default("fp32 (no autocast or cast seen)")};
   Field<Quantization> quantization{Quantization::None, Source::by_default("unquantised weights")};
   Field<bool> double_quant{true, Source::by_default("bitsandbytes nf4 double quantisation on")};
+  // Device memory the CUDA runtime and its libraries take before the first tensor. Stated with
+  // --cuda-context; otherwise the card's measured context, else an assumed 512 MiB (CUDA 12
+  // with lazy module loading; CUDA 11 stacks hold about 1.3 GiB, issue 25).
+  Field<std::optional<int64_t>> cuda_context_bytes{std::nullopt, Source::by_default(
+      "the card's measured context, else 512 MiB (CUDA 12, lazy loading)")};
 
   // Training.
   Field<bool> inference_only{false, Source::by_default("training (a backward pass)")};

@@ -157,6 +157,8 @@ std::vector<FieldView> job_fields(const JobSpec& j) {
   add("image_size", text_of(j.image_size.value), j.image_size.source);
   add("accumulation_steps", std::to_string(j.accumulation_steps.value), j.accumulation_steps.source);
   add("precision", std::string(precision_name(j.precision.value)), j.precision.source);
+  add("cuda_context", j.cuda_context_bytes.value ? std::to_string(*j.cuda_context_bytes.value) + " B" : "default",
+      j.cuda_context_bytes.source);
   add("quantization", std::string(quantization_name(j.quantization.value)), j.quantization.source);
   add("inference_only", text_of(j.inference_only.value), j.inference_only.source);
   add("optimizer", std::string(optimizer_name(j.optimizer.value)), j.optimizer.source);

@@ -314,7 +314,10 @@ Term kv_cache_term(const ModelProfile& p, const Run& r, int64_t sequences, int64
                   " tokens x " + std::to_string(sequences) + " sequences x " + std::to_string(r.kv_bytes) + " B");
 }
 
-Term cuda_context_term(const Target* target) {
+Term cuda_context_term(const Target* target, std::optional<int64_t> stated) {
+  if (stated)
+    return make("CUDA_context", "CUDA context", double(*stated), 0.05, Provenance::Measured,
+                "stated (--cuda-context): measured on the user's stack");
   if (target && target->measured_context_bytes)
     return make("CUDA_context", "CUDA context", double(*target->measured_context_bytes), 0.05, Provenance::Measured,
                 "measured on this card (CUDA 12, lazy loading)");

@@ -39,7 +39,8 @@ Term zero_buckets_term(const ModelProfile& p, const Run& r);
 Term gathered_params_term(const ModelProfile& p, const Run& r, bool backward);
 Term dequantization_term(const ModelProfile& p, const Run& r);
 Term kv_cache_term(const ModelProfile& p, const Run& r, int64_t sequences, int64_t context);
-Term cuda_context_term(const Target* target);
+// `stated`: --cuda-context, which wins over the card's measured context and the default.
+Term cuda_context_term(const Target* target, std::optional<int64_t> stated = std::nullopt);
 /// Allocator overhead of a phase peak (the `fragmentation` key), applied to `allocated`.
 Term allocator_term(int64_t allocated);
 

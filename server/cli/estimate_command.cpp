@@ -100,6 +100,15 @@ void boolean_flags(const EstimateArgs& a, est::JobSpec& job) {
 // The flags on top of `job` (what the script says): a flag always wins.
 std::optional<est::JobSpec> job_from_args(const EstimateArgs& a, std::ostream& err, est::JobSpec job = {}) {
   if (!a.model.empty()) job.model.set(a.model, Source::flag("--model"));
+  if (!a.cuda_context.empty()) {
+    std::optional<int64_t> bytes = est::parse_memory(a.cuda_context);
+    if (!bytes || *bytes > int64_t{64} << 30) {
+      err << "preflight: could not parse --cuda-context '" << a.cuda_context
+          << "': a size from 1 byte to 64GiB (e.g. 1.3GiB, 512MiB)\n";
+      return std::nullopt;
+    }
+    job.cuda_context_bytes.set(bytes, Source::flag("--cuda-context"));
+  }
   if (!a.params.empty()) {
     std::optional<int64_t> count = est::parse_count(a.params);
     if (!count) {
@@ -362,6 +371,9 @@ CLI::App* add_estimate_command(CLI::App& app, EstimateArgs& a) {
   cmd->add_option("script", a.script, "Training script: its jobs and their configuration are read from it (flags win)");
   cmd->add_option("--gpu", a.gpu, "Target GPU, cloud instance or Nx<gpu> (see `preflight gpus --instances`)");
   cmd->add_option("--gpu-memory", a.gpu_memory, "Explicit per-device capacity, e.g. 48GiB");
+  cmd->add_option("--cuda-context", a.cuda_context,
+                  "Device memory the CUDA context takes, as measured on your stack, e.g. 1.3GiB "
+                  "(default: the card's measured context, else 512 MiB for CUDA 12)");
   cmd->add_option("--model", a.model, "Architecture name or hub id (see the catalogue)");
   cmd->add_option("--params", a.params, "Parameter count when the model is not in the catalogue, e.g. 7B");
   cmd->add_option("--batch-size", a.batch_size, "Per-device micro-batch")->check(integer_in(1, kMaxBatchSize));

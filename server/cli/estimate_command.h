@@ -33,7 +33,7 @@ inline constexpr int kMaxBeams = 1024;
 
 struct EstimateArgs {
   std::string script;
-  std::string gpu, gpu_memory, model, params, trainable_params, deepspeed;
+  std::string gpu, gpu_memory, model, params, trainable_params, deepspeed, cuda_context;
   std::optional<int> batch_size, seq_len, image_size, world_size, max_context, lora_rank, accumulation;
   std::optional<int> tensor_parallel, pipeline_parallel, prompt_len, beams;
   std::string dtype, optimizer, optimizer_impl, sharding, attention, peft, quantization, head, kv_cache_dtype;

@@ -438,6 +438,9 @@ TEST(Binary, EveryNumericFlagNamesItsRangeWhenRefused) {
   for (const char* v : {"nan", "inf", "-4GiB", "0", "0.0001", "8193TiB", "1e20"})
     expect_refused({"estimate", "--model", "gpt2", "--gpu-memory", v},
                    "--gpu-memory '" + std::string(v) + "': a size from 1 byte to 8192TiB");
+  for (const char* v : {"nan", "inf", "-1GiB", "0", "65GiB"})
+    expect_refused({"estimate", "--model", "gpt2", "--cuda-context", v},
+                   "--cuda-context '" + std::string(v) + "': a size from 1 byte to 64GiB");
   // The ends of each range are accepted.
   EXPECT_EQ(run_preflight({"check", "-j", "1024", "a.py"}, dir.path().string()).code, 0);
   EXPECT_EQ(run_preflight({"check", "-j", "+0", "a.py"}, dir.path().string()).code, 0);
@@ -465,6 +468,28 @@ TEST(Binary, AnEstimatePastInt64IsAnOomNotANegativeFit) {
   walk(j, "");
   EXPECT_TRUE(negative.empty()) << negative.front();
   EXPECT_EQ(r.out.find("\"FITS\""), std::string::npos) << r.out.substr(0, 2000);
+}
+
+// A CUDA 11 stack holds about 1.3 GiB before the first tensor (issue 25): --cuda-context
+// replaces the 512 MiB default and the card's measured context, and moves the total with it.
+TEST(Binary, TheStatedCudaContextReplacesTheDefault) {
+  auto estimate = [](std::vector<std::string> extra) {
+    std::vector<std::string> args{"estimate", "--model", "gpt2", "--gpu", "t4", "--batch-size", "4",
+                                  "--seq-len", "128", "--format", "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = run_preflight(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  };
+  nlohmann::json plain = estimate({}), stated = estimate({"--cuda-context", "1.3GiB"});
+  ASSERT_FALSE(plain.is_discarded());
+  ASSERT_FALSE(stated.is_discarded());
+  const int64_t context = stated["breakdown"]["CUDA_context"].get<int64_t>();
+  EXPECT_NEAR(static_cast<double>(context), 1.3 * (1 << 30), 2.0);
+  EXPECT_NE(plain["breakdown"]["CUDA_context"].get<int64_t>(), context);
+  EXPECT_EQ(stated["total_bytes"].get<int64_t>() - plain["total_bytes"].get<int64_t>(),
+            context - plain["breakdown"]["CUDA_context"].get<int64_t>());
+  EXPECT_EQ(stated["config"]["sources"]["cuda_context"], "command line (--cuda-context)");
 }
 
 // Each parallel degree is accepted up to 2^16, so tp x pp reaches 2^32: multiplied in int it
