@@ -383,8 +383,10 @@ Not flagged
   are resolved through the
   imports (`from random import randint` is the stdlib generator). `torch.cuda.manual_seed`
   alone leaves torch's CPU generator unseeded, and `np.random.default_rng()` without a seed
-  seeds nothing. Not claimed: seeding does not make CUDA kernels deterministic, and implicit
-  randomness (shuffling, dropout, initialisation) is not counted.)";
+  seeds nothing. A draw inside a seeding call (`torch.manual_seed(random.randint(0, 2**63))`)
+  only picks the seed and is not a draw of the run. Not claimed: seeding does not make CUDA
+  kernels deterministic, and implicit randomness (shuffling, dropout, initialisation) is not
+  counted.)";
 
 inline constexpr std::string_view kExplainTG013 = R"(Why it costs money
   `.to(device)` / `.cuda()` on host data copies it over PCIe and waits for the copy. Batch

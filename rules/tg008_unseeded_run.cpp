@@ -26,7 +26,9 @@
 // A seed handed to a function of another project module before the draw
 // (`data_prep_openml(..., opt.dset_seed)`) may seed NumPy or `random` there: the claim that
 // nothing seeds them rests on a guess about that callee, so the finding is a note and its
-// evidence names the call (TG008-NX25).
+// evidence names the call (TG008-NX25). A draw inside a seeding call's arguments
+// (`torch.manual_seed(random.randint(0, 2**63))`) only picks a seed and is no draw of the run
+// (TG008-NX26).
 #include <array>
 #include <optional>
 
@@ -157,12 +159,28 @@ struct Checker final : RuleCheck {
     if (record_seed(call, *q, leaf)) return;
     if (is_null(seed_handoff) && hands_a_seed_to_project_code(call, callee, *q)) seed_handoff = call;
     if (!is_null(keyword_arg(call, "generator", ctx.source)) || !part_of_training(st.scope)) return;
+    if (draws_a_seed(call)) return;
     int gen = generator_of(callee, *q, leaf, st.scope);
     if (gen == kTorch && (on_a_device(call) || leaf.ends_with("_like"))) {
       if (is_null(first_device_draw)) first_device_draw = call;  // seeded by a CUDA seed
       return;
     }
     if (gen >= 0 && is_null(first_draw[gen])) first_draw[gen] = call;
+  }
+
+  // `torch.manual_seed(random.randint(0, 2**63))`: a draw inside a seeding call's arguments only
+  // picks the seed (round 51: airbench re-randomises torch on purpose when no seed is given);
+  // the run itself draws from the generator being seeded, not from this one (TG008-NX26).
+  bool draws_a_seed(TSNode call) const {
+    for (TSNode p = ctx.model.parent(call); !is_null(p); p = ctx.model.parent(p)) {
+      if (is(p, k.call)) {
+        std::string_view leaf = ctx.model.callee_leaf(p);
+        if (leaf == "manual_seed" || leaf == "manual_seed_all" || leaf == "seed") return true;
+      }
+      if (is(p, k.expression_statement) || is(p, k.block) || is(p, k.lambda) || is(p, k.function_definition))
+        return false;
+    }
+    return false;
   }
 
   // DeepSpeed's `get_accelerator().manual_seed(s)` / `manual_seed_all(s)` seeds the device
