@@ -444,13 +444,13 @@ bool holds_statements(TSNode n) {
 
 // The statements of `block` (comments and continuations aside) that start a line at another column than the
 // first one, or a first one no deeper than the header the block belongs to.
-std::optional<ByteRange> misindented_in(TSNode block, bool is_module) {
-  TSNode header = ts_node_parent(block);
+// `header`: the block's parent (the compound statement it belongs to); null for the module.
+// The children are read in one pass (Children): ts_node_named_child(block, i) walks from the
+// first child on every call, quadratic in a 3,000-line class.
+std::optional<ByteRange> misindented_in(TSNode block, TSNode header, bool is_module) {
   std::optional<uint32_t> column;
   uint32_t last_row = 0;
-  uint32_t count = ts_node_named_child_count(block);
-  for (uint32_t i = 0; i < count; ++i) {
-    TSNode s = ts_node_named_child(block, i);
+  for (TSNode s : named_children(block)) {
     if (ts_node_is_extra(s)) continue;  // comments, line continuations
     TSPoint at = ts_node_start_point(s);
     if (!column) {
@@ -472,18 +472,16 @@ std::optional<ByteRange> misindented_in(TSNode block, bool is_module) {
 }  // namespace
 
 std::optional<ByteRange> misindented_statement(TSNode root) {
-  std::vector<TSNode> todo{root};
+  std::vector<std::pair<TSNode, TSNode>> todo{{root, ts_node_parent(root)}};  // a node and its parent
   while (!todo.empty()) {
-    TSNode n = todo.back();
+    auto [n, parent] = todo.back();
     todo.pop_back();
     std::string_view type = ts_node_type(n);
     if (type == "block" || type == "module")
-      if (auto bad = misindented_in(n, type == "module")) return bad;
-    uint32_t count = ts_node_named_child_count(n);
-    for (uint32_t i = count; i-- > 0;) {
-      TSNode c = ts_node_named_child(n, i);
-      if (holds_statements(c)) todo.push_back(c);
-    }
+      if (auto bad = misindented_in(n, parent, type == "module")) return bad;
+    Children children = named_children(n);
+    for (uint32_t i = children.size(); i-- > 0;)
+      if (holds_statements(children[i])) todo.push_back({children[i], n});
   }
   return std::nullopt;
 }
