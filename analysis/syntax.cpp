@@ -325,8 +325,11 @@ TSNode ParentIndex::parent(TSNode n) const {
   if (is_null(n) || path_.empty() || n.tree != root_.tree || ts_node_eq(n, root_)) return ts_node_parent(n);
   if (const Slot* s = find(n)) return s->parent;
   // The deepest kept ancestor whose range holds `n` (the root always does, for a node below it).
+  // ts_node_parent walks down taking the first child whose range covers `n`: for a node with
+  // bytes, siblings do not overlap, so a kept ancestor holding it is on that walk; an empty node
+  // at a boundary is covered by the sibling before too, so it is walked from the root.
   uint32_t begin = ts_node_start_byte(n), end = ts_node_end_byte(n);
-  size_t from = path_.size() - 1;
+  size_t from = begin == end ? 0 : path_.size() - 1;
   while (from > 0 && (ts_node_start_byte(path_[from]) > begin || ts_node_end_byte(path_[from]) < end ||
                       ts_node_eq(path_[from], n)))
     --from;

@@ -113,7 +113,10 @@ Not flagged
   decorator is offered as unsafe in any file that calls or imports `Variable`. A file with a
   module whose own `forward` asks autograd for gradients (a leaf made with
   `requires_grad=True`, a backward or `autograd.grad` inside it) gets at most a warning, with
-  the decorator unsafe: the evaluated model may be that module.)";
+  the decorator unsafe: the evaluated model may be that module. A statement-level
+  `set_grad_enabled(False)` at the module's top level or in the `__init__` of the routine's
+  class, with nothing in the file turning autograd back on, switches autograd off for the
+  process: silent, with the reason recorded.)";
 
 inline constexpr std::string_view kExplainTG003 = R"(Why it costs money
   PyTorch adds each backward's gradients into `.grad`; it never clears them by itself. A loop

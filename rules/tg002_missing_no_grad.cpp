@@ -35,6 +35,9 @@
 // file whose `forward` asks for gradients itself (a leaf made with `requires_grad=True`, a
 // backward or `autograd.grad` there: an energy model descending its energy) caps the finding
 // at a warning with the decorator unsafe: the evaluated model may be that module (TG002-NX53).
+// Silent, with the reason recorded: a statement-level `set_grad_enabled(False)` at the module's
+// top level or in the `__init__` of the routine's class, with nothing in the file turning
+// autograd back on (TG002-NX54).
 // The decorator fix is safe only when no graph can leave the routine (its return value is
 // shown graph-free and it stores nothing on an object), the file is not a test module (a
 // test may exercise autograd on purpose, TG002-NX29) and does not call or import torch's `Variable`
@@ -118,6 +121,7 @@ struct Checker final : RuleCheck {
     if (int t = first_test_function(); t >= 0)
       note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
     note_context(facts, "TG002 Variable API", variable_api_site());
+    note_grad_switches(facts);
     note_context(facts, "TG002 targets CUDA: " + std::string(cuda.reason()), cuda.evidence());
   }
 
@@ -410,6 +414,14 @@ struct Checker final : RuleCheck {
                       quote_code(text_of(wanted, ctx.source)) +
                       " before the forward, so the graph is wanted (input gradients, a gradient penalty, saliency)",
                   {{range_of(wanted), "makes the input require gradients"}});
+      return;
+    }
+    if (TSNode off = disabled_process_wide(u); !is_null(off)) {
+      stay_silent("TG002", kept->call,
+                  quote_code(text_of(off, ctx.source)) +
+                      " turns autograd off for the whole process before any method of the instance runs, "
+                      "and nothing in the file turns it back on",
+                  {{range_of(off), "a statement-level switch in `__init__` or at the module's top level"}});
       return;
     }
     // A routine that backwards runs with autograd on whoever calls it; one that never does
@@ -825,6 +837,56 @@ struct Checker final : RuleCheck {
         found = c;
     });
     return found;
+  }
+
+  // `torch.autograd.set_grad_enabled(False)` as a statement of the module's top level, or of the
+  // `__init__` of the routine's class (no method of an instance runs before it): autograd is off
+  // process-wide from there on (round 52: ABSA's `Inferer`, TG002-NX54). Null when any call in
+  // the file may turn it back on (`set_grad_enabled(<anything but False>)`, `enable_grad`).
+  TSNode disabled_process_wide(const Unit& u) const {
+    TSNode off = switch_off_in(ctx.root);
+    if (is_null(off) && u.function >= 0) {
+      int cls = ctx.model.functions()[u.function].class_index;
+      for (const FunctionInfo& fn : ctx.model.functions())
+        if (is_null(off) && cls >= 0 && fn.class_index == cls && fn.name == "__init__")
+          off = switch_off_in(field(fn.node, k.f_body));
+    }
+    return is_null(first_turn_on()) ? off : TSNode{};
+  }
+
+  // The first statement of `block` that is `*.set_grad_enabled(False)`, or null.
+  TSNode switch_off_in(TSNode block) const {
+    TSNode found{};
+    for_each_named_child(block, [&](TSNode stmt) {
+      if (!is_null(found) || !is(stmt, k.expression_statement)) return;
+      TSNode call = unparenthesize(ts_node_named_child(stmt, 0));
+      if (is(call, k.call) && ctx.model.callee_leaf(call) == "set_grad_enabled" && is(positional_arg(call, 0), k.false_))
+        found = call;
+    });
+    return found;
+  }
+
+  // The first call in the file that may turn autograd on (`enable_grad`, `set_grad_enabled` of
+  // anything but False), or null.
+  TSNode first_turn_on() const {
+    TSNode found{};
+    ctx.model.for_each_call_in(ctx.root, [&](TSNode c) {
+      std::string_view leaf = ctx.model.callee_leaf(c);
+      if (is_null(found) &&
+          (leaf == "enable_grad" || (leaf == "set_grad_enabled" && !is(positional_arg(c, 0), k.false_))))
+        found = c;
+    });
+    return found;
+  }
+
+  // The process-wide switches NX54 reads outside the routine's own unit: every off switch at the
+  // top level or in an `__init__`, and the first call that may turn autograd on.
+  void note_grad_switches(std::vector<ContextFact>& facts) const {
+    note_context(facts, "TG002 process-wide no_grad", switch_off_in(ctx.root));
+    for (const FunctionInfo& fn : ctx.model.functions())
+      if (fn.class_index >= 0 && fn.name == "__init__")
+        note_context(facts, "TG002 process-wide no_grad", switch_off_in(field(fn.node, k.f_body)));
+    note_context(facts, "TG002 autograd turned on", first_turn_on());
   }
 
   // A module's `forward` in this file that differentiates (round 50: higher's energy model
