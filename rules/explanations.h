@@ -99,7 +99,8 @@ Not flagged
   decorator or statement form, and lambdas written inside such a block); routines every
   caller in the file runs under no_grad; a module's own `forward` (training and evaluation
   both call it: its callers decide); forwards whose result is discarded (warm-up and
-  profiling passes: the graph is freed at once); evaluation-looking loops and routines that
+  profiling passes) or detached where it is made (`model(s).detach()`): the graph is freed at
+  once; evaluation-looking loops and routines that
   backward on purpose (adversarial attacks) or differentiate the forward with
   `torch.autograd.grad` (Jacobians), also through a helper of this file; Lightning's validation/test/predict hooks inside a
   LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
@@ -425,7 +426,8 @@ Not flagged
   methods; shown as a silence); a copy stored under the variable of an un-nested loop that
   trains nothing (`t[key] = ... .to(device)`: a table built once per key; shown as a silence);
   a model the loop changes by a method called for its effect (`net.add_head(n)`) before moving
-  it; transfers outside loops.)";
+  it; a copy behind an every-N guard with a literal N of at least 10 (`if (i + 1) % 100 == 0:`,
+  a log line or sample images; shown as a silence); transfers outside loops.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An

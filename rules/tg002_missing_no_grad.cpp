@@ -20,7 +20,8 @@
 // input require gradients before it (`x.requires_grad_(True)`, TG002-NX46); Lightning's
 // validation/test/predict hooks inside a LightningModule. Silent, with the reason recorded:
 // a routine every caller of which runs it under no_grad; a forward whose result is
-// discarded (`model(x)` as a statement: warm-up, profiling), whose graph is freed at once; a
+// discarded (`model(x)` as a statement: warm-up, profiling) or detached where it is made
+// (`model(s).detach()`, TG002-NX55), whose graph is freed at once; a
 // forward of a model whose every parameter the routine froze before it (`requires_grad =
 // False` over its parameters, `requires_grad_(False)`), on inputs not shown to carry a graph
 // (TG002-NX35), or that every call of the routine in this file passes frozen, with inputs shown
@@ -220,7 +221,16 @@ struct Checker final : RuleCheck {
   bool discarded(TSNode call) const {
     TSNode p = ctx.model.parent(call);
     while (!is_null(p) && (is(p, k.parenthesized_expression) || is(p, k.await_))) p = ctx.model.parent(p);
-    return !is_null(p) && is(p, k.expression_statement);
+    return !is_null(p) && (is(p, k.expression_statement) || detaches(p));
+  }
+
+  // `model(s).detach()`: the forward's value is detached in the expression that made it (round
+  // 53: a PPO agent's `evaluate` acting on one state), so no name ever holds its graph, which is
+  // freed as soon as the call returns, as for a discarded forward (TG002-NX55).
+  bool detaches(TSNode attribute) const {
+    if (!is(attribute, k.attribute) || text_of(field(attribute, k.f_attribute), ctx.source) != "detach") return false;
+    TSNode call = ctx.model.parent(attribute);
+    return is(call, k.call) && ts_node_eq(field(call, k.f_function), attribute);
   }
 
   // The `m.eval()` that may be in force at `forward`. A switch inside a branch the forward is
@@ -371,10 +381,10 @@ struct Checker final : RuleCheck {
     if (!kept) {
       if (warm_up)
         stay_silent("TG002", warm_up->call,
-                    "the forward's result is discarded (a warm-up or profiling pass): nothing keeps "
-                    "its graph, so autograd's memory is released as soon as the call returns",
+                    "the forward's result is discarded (a warm-up or profiling pass) or detached where it is "
+                    "made: nothing keeps its graph, so autograd's memory is released as soon as the call returns",
                     {{range_of(warm_up->call), quote_code(text_of(warm_up->call, ctx.source)) +
-                                                   " is a statement whose value is never bound"}});
+                                                   " is a statement whose value is never bound, or is detached at once"}});
       return;
     }
     if (TSNode mode_switch = no_grad_by_mode(kept->call, u.function >= 0 ? ctx.model.functions()[u.function].scope : 0);

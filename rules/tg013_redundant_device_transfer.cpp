@@ -27,13 +27,15 @@
 // the file its own variable names (`Image.open(path)`, `torch.load(path)`, TG013-NX36,
 // recorded as a silence);
 // a factory with a literal 0 in its shape, which copies no bytes (TG013-NX39, recorded as a
-// silence); a copy stored under the variable of a loop that is not nested and trains nothing
+// silence); a copy behind an every-N guard with a literal N of at least 10 (`if (i + 1) % 100
+// == 0:`, TG013-NX44, recorded as a silence; `% 4` is still reported); a copy stored under the variable of a loop that is not nested and trains nothing
 // (`for key in pde: t[key] = torch.linspace(...).to(device)`: a table built once per key,
 // TG013-NX42, recorded as a silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes).
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -363,6 +365,7 @@ struct Checker final : RuleCheck {
     bool module_like = model || (held && held->type == Type::Object);  // a constructed wrapper
     if (module_like && !is_null(keyword_arg(n, "dtype", ctx.source))) return;
     if (in_test(n, st)) return;
+    if (behind_every_n_guard(n, st)) return;
     out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
   }
 
@@ -384,6 +387,47 @@ struct Checker final : RuleCheck {
                 "not a training job's",
                 {{range_of(field(fn.node, k.f_name)), "`" + fn.name + "` is a test function"}});
     return true;
+  }
+
+  // Recorded as a silence when the copy would be reported but runs behind an every-N guard.
+  bool behind_every_n_guard(TSNode call, const WalkState& st) {
+    TSNode guard = every_n_passes(call, st.innermost_loop()->node);
+    if (is_null(guard)) return false;
+    stay_silent("TG013", call,
+                "not every iteration: the copy runs behind " + quote_code(text_of(guard, ctx.source)) +
+                    ", once every N passes (N >= 10: logging, sampling, checkpoints)",
+                {{range_of(guard), quote_code(text_of(guard, ctx.source)) + " holds on one pass in N"}});
+    return true;
+  }
+
+  // The condition of an `if` / `elif` between the copy and `loop` whose test holds a numeric
+  // modulo by a literal of at least 10 (`if (i + 1) % 100 == 0:`): the branch runs on one pass in N (round 53: a GAN's
+  // sample images drawn and uploaded with its log line, TG013-NX44). A copy in its `else` runs on
+  // the other passes, so only the consequence counts. Null when there is none.
+  TSNode every_n_passes(TSNode call, TSNode loop) const {
+    TSNode child = call;
+    for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop); child = p, p = ctx.model.parent(p)) {
+      if (!is(p, k.if_statement) && !is(p, k.elif_clause)) continue;
+      if (!ts_node_eq(field(p, k.f_consequence), child)) continue;
+      if (TSNode test = field(p, k.f_condition); has_numeric_modulo(test)) return test;
+    }
+    return TSNode{};
+  }
+
+  // `a % b` below `e`, not string formatting (`"%d" % x`: a string on the left).
+  bool has_numeric_modulo(TSNode e) const {
+    if (is_null(e) || is(e, k.lambda)) return false;
+    if (is(e, k.binary_operator) && text_of(field(e, k.f_operator), ctx.source) == "%" &&
+        !is(unparenthesize(field(e, k.f_left)), k.string)) {
+      // Only a literal period of at least 10: `% 4` (every fourth step) still repeats the copy
+      // often (round 51's airbench proxy steps, read true), and a name says nothing of its size.
+      TSNode period = unparenthesize(field(e, k.f_right));
+      if (!is(period, k.integer)) return false;
+      return std::strtoll(std::string(text_of(period, ctx.source)).c_str(), nullptr, 0) >= 10;
+    }
+    bool found = false;
+    for_each_named_child(e, [&](TSNode c) { found = found || has_numeric_modulo(c); });
+    return found;
   }
 
   // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)
@@ -780,7 +824,7 @@ struct Checker final : RuleCheck {
     Shape shape = leaf.starts_with("rand") ? Shape::RandomFactory
                   : per_batch              ? Shape::BatchFactory
                                            : Shape::Factory;
-    if (in_test(call, st)) return true;
+    if (in_test(call, st) || behind_every_n_guard(call, st)) return true;
     Finding f = make_finding(call, why, shape, std::string(leaf), st);
     if (shape == Shape::Factory)
       if (TSNode write = written_in_place(call, st); !is_null(write)) {
