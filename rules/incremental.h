@@ -18,6 +18,9 @@
 //      "comes after" (module-level statements run in order), and for a class member under
 //      "its header and class code" (analysis/units.h: a changed header or class code makes
 //      the whole class dirty; a header with no member in the slice brings its smallest one);
+//   3b. after a region parse, the kept tree reparsed against the edits tells whether the whole
+//      text has a syntax error (a region can parse on its own where the whole text does not);
+//      if it has, the last good findings are kept (below);
 //   4. the slice is parsed on its own (ts_parser_set_included_ranges over the kept units; a
 //      method of a split class with its indentation, inside its class's header and class code),
 //      and checked by the same pipeline over the full text;
@@ -109,6 +112,9 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
   // The result for a text with syntax errors after the last good check (header comment):
   // `screened` (check_syntax_only) plus the last good items the edits left alone.
   CheckResult kept_while_broken(CheckResult screened) const;
+  // kept_while_broken's result when the whole text (the kept tree reparsed) has a reported
+  // syntax error; nullopt when it parses.
+  std::optional<CheckResult> keep_if_broken(const CheckOptions& options, const analysis::Interrupt& interrupt);
 
   // The tree of the whole text, reparsed (against its recorded edits) only when a check
   // needs it: a check that can slice reads the units of the edited region from a parse of

@@ -787,5 +787,29 @@ TEST(Incremental, RegionParsesPollTheBudgetAndCanBeInterruptedAnywhere) {
   }
 }
 
+
+// A region that parses cleanly on its own while the whole text does not (round 52's corpus:
+// a comment line typed after `train_set,` leaves ` val_set = ...` one column in, which the
+// region's parse reads but the whole text's rejects): the whole text decides, and the last
+// good findings are kept as for any text with a syntax error.
+TEST(Incremental, ARegionThatParsesAloneInABrokenTextKeepsTheLastGoodFindings) {
+  const std::string text =
+      "import torch\n"
+      "from torch.utils.data import DataLoader, random_split\n"
+      "\n"
+      "dataset = torch.utils.data.TensorDataset(torch.randn(100, 3))\n"
+      "# split it\n"
+      "train_set, val_set = random_split(dataset, [80, 20])\n"
+      "loader = DataLoader(dataset=train_set, batch_size=16, shuffle=True)\n";
+  DocumentAnalysis doc(text, 1.0);
+  testing::IncrementalOracle oracle;
+  const CheckOptions all{};
+  expect_as_documented(doc, oracle, all, "before the edit");
+  size_t at = text.find("train_set,") + std::string("train_set,").size();
+  doc.edit(at, at, "# preflight: ignore[TG001]\n");
+  expect_as_documented(doc, oracle, all, "a comment line after `train_set,`");
+  EXPECT_TRUE(doc.last_stats().kept_while_broken);
+}
+
 }  // namespace
 }  // namespace preflight::rules
