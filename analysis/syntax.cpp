@@ -350,6 +350,19 @@ std::string_view text_of(TSNode n, std::string_view src) {
   return src.substr(b, e - b);
 }
 
+TSNode first_modulo(TSNode n, std::string_view src) {
+  const Kinds& k = kinds();
+  if (is_null(n)) return TSNode{};
+  if (is(n, k.binary_operator) && text_of(field(n, k.f_operator), src) == "%" &&
+      !is(unparenthesize(field(n, k.f_left)), k.string))
+    return n;
+  TSNode found{};
+  for_each_named_child(n, [&](TSNode c) {
+    if (is_null(found)) found = first_modulo(c, src);
+  });
+  return found;
+}
+
 TSNode unparenthesize(TSNode n) {
   const Kinds& k = kinds();
   while (is(n, k.parenthesized_expression) && ts_node_named_child_count(n) == 1) {

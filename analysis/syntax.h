@@ -231,6 +231,9 @@ std::string quote_code(std::string_view text, size_t max);
 
 // Skip redundant parentheses: `((x))` -> `x`.
 TSNode unparenthesize(TSNode n);
+// The first `a % b` at or below `n`, in source order; `"%d" % x` (a string on the left) is
+// string formatting, not a modulo. Null when there is none.
+TSNode first_modulo(TSNode n, std::string_view src);
 
 // `a`, `a.b.c` as a string; nullopt for anything containing a call, subscript, etc.
 std::optional<std::string> dotted_name(TSNode n, std::string_view src);

@@ -101,9 +101,10 @@ void CudaTargetScan::note_string(TSNode n) {
 // CPU-only image preprocessing scripts whose only CUDA mention was the seed).
 namespace {
 bool seeds_or_asks(std::string_view qualified) {
-  for (std::string_view f : {"manual_seed", "manual_seed_all", "seed", "seed_all", "is_available"})
-    if (qualified.size() == 11 + f.size() && qualified.ends_with(f)) return true;  // torch.cuda.<f>
-  return false;
+  constexpr std::string_view kPrefix = "torch.cuda.";
+  if (!qualified.starts_with(kPrefix)) return false;
+  std::string_view f = qualified.substr(kPrefix.size());
+  return f == "manual_seed" || f == "manual_seed_all" || f == "seed" || f == "seed_all" || f == "is_available";
 }
 }  // namespace
 

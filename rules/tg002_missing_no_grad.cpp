@@ -861,7 +861,8 @@ struct Checker final : RuleCheck {
         if (is_null(off) && cls >= 0 && fn.class_index == cls && fn.name == "__init__")
           off = switch_off_in(field(fn.node, k.f_body));
     }
-    return is_null(first_turn_on()) ? off : TSNode{};
+    // The file-wide search for a call turning autograd back on only once a switch was found.
+    return !is_null(off) && is_null(first_turn_on()) ? off : TSNode{};
   }
 
   // The first statement of `block` that is `*.set_grad_enabled(False)`, or null.

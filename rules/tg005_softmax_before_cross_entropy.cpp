@@ -120,7 +120,7 @@ struct Checker final : RuleCheck {
   bool negated(TSNode call) const {
     TSNode p = ctx.model.parent(call);
     while (is(p, k.parenthesized_expression)) p = ctx.model.parent(p);
-    return is(p, k.unary_operator) && text(p).starts_with("-");
+    return is(p, k.unary_operator) && text(field(p, k.f_operator)) == "-";
   }
 
   // A softmax layer is judged against the first loss of the file, wherever it is.

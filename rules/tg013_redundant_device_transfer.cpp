@@ -409,25 +409,17 @@ struct Checker final : RuleCheck {
     for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop); child = p, p = ctx.model.parent(p)) {
       if (!is(p, k.if_statement) && !is(p, k.elif_clause)) continue;
       if (!ts_node_eq(field(p, k.f_consequence), child)) continue;
-      if (TSNode test = field(p, k.f_condition); has_numeric_modulo(test)) return test;
+      if (TSNode test = field(p, k.f_condition); runs_one_pass_in_ten_or_more(test)) return test;
     }
     return TSNode{};
   }
 
-  // `a % b` below `e`, not string formatting (`"%d" % x`: a string on the left).
-  bool has_numeric_modulo(TSNode e) const {
-    if (is_null(e) || is(e, k.lambda)) return false;
-    if (is(e, k.binary_operator) && text_of(field(e, k.f_operator), ctx.source) == "%" &&
-        !is(unparenthesize(field(e, k.f_left)), k.string)) {
-      // Only a literal period of at least 10: `% 4` (every fourth step) still repeats the copy
-      // often (round 51's airbench proxy steps, read true), and a name says nothing of its size.
-      TSNode period = unparenthesize(field(e, k.f_right));
-      if (!is(period, k.integer)) return false;
-      return std::strtoll(std::string(text_of(period, ctx.source)).c_str(), nullptr, 0) >= 10;
-    }
-    bool found = false;
-    for_each_named_child(e, [&](TSNode c) { found = found || has_numeric_modulo(c); });
-    return found;
+  // The test's modulo has a literal period of at least 10: `% 4` (every fourth step) still
+  // repeats the copy often (round 51's airbench proxy steps, read true), and a name says
+  // nothing of its size.
+  bool runs_one_pass_in_ten_or_more(TSNode test) const {
+    TSNode period = unparenthesize(field(first_modulo(test, ctx.source), k.f_right));
+    return is(period, k.integer) && std::strtoll(std::string(text_of(period, ctx.source)).c_str(), nullptr, 0) >= 10;
   }
 
   // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)

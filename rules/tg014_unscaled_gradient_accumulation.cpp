@@ -209,7 +209,7 @@ struct Checker final : RuleCheck {
     if (s == k.if_statement || s == k.elif_clause) {
       TSNode test = field(n, k.f_condition);
       TSNode body = field(n, k.f_consequence);
-      TSNode mod = first_modulo(test);
+      TSNode mod = first_modulo(test, ctx.source);
       if (is_null(mod)) mod = modulo_behind_name(test, n);
       TSNode step = is_null(body) ? TSNode{} : optimizer_step(body, scope);
       if (!is_null(mod) && !is_null(step))
@@ -217,19 +217,6 @@ struct Checker final : RuleCheck {
           guards.push_back({n, test, body, step, *key});
     }
     for_each_named_child(n, [&](TSNode c) { collect_guards(c, scope, guards); });
-  }
-
-  // The first `a % b` in source order; `"%d" % x` is string formatting, not a modulo.
-  TSNode first_modulo(TSNode n) const {
-    if (is_null(n)) return TSNode{};
-    if (is(n, k.binary_operator) && text_of(field(n, k.f_operator), ctx.source) == "%" &&
-        !is(unparenthesize(field(n, k.f_left)), k.string))
-      return n;
-    TSNode found{};
-    for_each_named_child(n, [&](TSNode c) {
-      if (is_null(found)) found = first_modulo(c);
-    });
-    return found;
   }
 
   // `need_update = (i + 1) % accum == 0` ... `if need_update:` (timm shape): the modulo in
@@ -243,7 +230,7 @@ struct Checker final : RuleCheck {
     if (is_null(body)) return TSNode{};
     if (is(body, k.function_definition)) body = field(body, k.f_body);
     TSNode def = last_assignment(text_of(test, ctx.source), body, ts_node_start_byte(if_node), ctx.source);
-    return is_null(def) ? TSNode{} : first_modulo(field(def, k.f_right));
+    return is_null(def) ? TSNode{} : first_modulo(field(def, k.f_right), ctx.source);
   }
 
   std::optional<std::string> divisor_key(TSNode e) const {
