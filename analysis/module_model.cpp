@@ -167,6 +167,8 @@ struct ModuleModel::Builder {
       } else if (is(c, k.aliased_import)) {
         std::string nm = text(field(c, k.f_name));
         m.imports_[text(field(c, k.f_alias))] = {mod + "." + nm, false};
+      } else if (is(c, k.wildcard_import)) {
+        m.star_imports_.push_back(mod);
       }
     }
   }

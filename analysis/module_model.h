@@ -107,6 +107,9 @@ class ModuleModel {
   // Imports: the module alias table, keyed by local name.
   const ImportBinding* import_of(std::string_view local) const;
   bool has_torch_import() const { return has_torch_import_; }
+  // The modules of `from M import *` statements, in source order: any name no other binding
+  // explains may come from one of them.
+  const std::vector<std::string>& star_imports() const { return star_imports_; }
   // The local name bound to the `torch` module itself (`torch`, or `th` for `import torch
   // as th`), or empty when no import binds it.
   const std::string& torch_alias() const { return torch_alias_; }
@@ -224,6 +227,7 @@ class ModuleModel {
   std::unordered_map<std::string, ImportBinding> imports_;
   std::string torch_alias_;
   bool has_torch_import_ = false;
+  std::vector<std::string> star_imports_;
   bool touches_torch_ = false;
   bool has_imports_ = false;
   std::vector<TSNode> module_backward_calls_;

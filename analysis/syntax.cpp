@@ -66,6 +66,7 @@ Kinds make_kinds() {
   PF_KIND(import_statement, "import_statement");
   PF_KIND(import_from_statement, "import_from_statement");
   PF_KIND(aliased_import, "aliased_import");
+  PF_KIND(wildcard_import, "wildcard_import");
   PF_KIND(dotted_name, "dotted_name");
   PF_KIND(pattern_list, "pattern_list");
   PF_KIND(tuple_pattern, "tuple_pattern");

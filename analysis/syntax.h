@@ -35,7 +35,7 @@ struct Kinds {
       named_expression, await_, string, concatenated_string, integer, float_, true_, false_, none,
       comment, list_splat, dictionary_splat, expression_list, global_statement,
       nonlocal_statement, match_statement, case_clause, type, keyword_separator,
-      positional_separator, yield, slice, ellipsis;
+      positional_separator, yield, slice, ellipsis, wildcard_import;
   TSFieldId f_name, f_value, f_left, f_right, f_body, f_function, f_arguments, f_object,
       f_attribute, f_subscript, f_alternative, f_condition, f_consequence, f_parameters,
       f_superclasses, f_definition, f_alias, f_module_name, f_operator, f_type, f_return_type;

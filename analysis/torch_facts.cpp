@@ -20,6 +20,17 @@ bool reexports_torch_dataloader(std::string_view qualified) {
   return false;
 }
 
+// `from captioning.data.dataloader import *` (round 55: an image-captioning repository whose
+// own `DataLoader(opt)` wraps torch's loaders): a star import from a module that is neither
+// torch's nor a known re-exporter may bind the name, so a bare `DataLoader` is not proven
+// torch's.
+bool star_import_may_bind_dataloader(const ModuleModel& model) {
+  for (const std::string& mod : model.star_imports())
+    if (mod != "torch" && !mod.starts_with("torch.") && !reexports_torch_dataloader(mod + ".DataLoader"))
+      return true;
+  return false;
+}
+
 }  // namespace
 
 bool is_torch_dataloader(const ModuleModel& model, TSNode call) {
@@ -30,7 +41,8 @@ bool is_torch_dataloader(const ModuleModel& model, TSNode call) {
   std::string first = dotted->substr(0, dotted->find('.'));
   if (model.import_of(first)) return q->starts_with("torch") || reexports_torch_dataloader(*q);
   if (*dotted == "DataLoader")
-    return model.class_named("DataLoader") < 0 && !model.functions_named("DataLoader");
+    return model.class_named("DataLoader") < 0 && !model.functions_named("DataLoader") &&
+           !star_import_may_bind_dataloader(model);
   return true;
 }
 

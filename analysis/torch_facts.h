@@ -14,7 +14,8 @@ namespace preflight::analysis {
 // Reads the binding: an imported `DataLoader` must come from a torch package (torch,
 // torch_geometric, ...) or a known re-exporter that subclasses it (MONAI's
 // `monai.data.DataLoader`; the list is in torch_facts.cpp); a locally defined one is someone
-// else's class. A fragment with no import of the name falls back to the name.
+// else's class. A fragment with no import of the name falls back to the name, unless a star
+// import from a module that is not torch's may have bound it.
 bool is_torch_dataloader(const ModuleModel& model, TSNode call);
 
 // The literal text of a plain or f-string, without prefix and quotes; empty for bytes.

@@ -39,6 +39,9 @@
 // Silent, with the reason recorded: a statement-level `set_grad_enabled(False)` at the module's
 // top level or in the `__init__` of the routine's class, with nothing in the file turning
 // autograd back on (TG002-NX54).
+// At most a warning: a model built by a callee this file does not define, handed a keyword that
+// asks for an inference model (`build_model(..., trainable=False)`, TG002-NX56; a naming
+// heuristic that only lowers the severity): its forward may turn autograd off itself.
 // The decorator fix is safe only when no graph can leave the routine (its return value is
 // shown graph-free and it stores nothing on an object), the file is not a test module (a
 // test may exercise autograd on purpose, TG002-NX29) and does not call or import torch's `Variable`
@@ -110,6 +113,8 @@ struct Checker final : RuleCheck {
   // reported as context (so an edit of a caller re-checks the routine, rules/incremental.h).
   CallerGradAnalysis callers_{ctx, "TG002"};
   std::vector<ContextFact> frozen_callers_;  // read by frozen_by_every_caller (TG002-NX50)
+  // The bindings built_for_inference read (TG002-NX56): an edit there may change a severity.
+  mutable std::vector<ContextFact> inference_reads_;
   // Whether the file puts anything on an accelerator: a script's one forward on the host is
   // not an out-of-memory risk (round 33: a point-cloud viewer classifying one sample).
   CudaTargetScan cuda{ctx.model};
@@ -119,6 +124,7 @@ struct Checker final : RuleCheck {
   void context(std::vector<ContextFact>& facts) const override {
     callers_.report(facts);
     facts.insert(facts.end(), frozen_callers_.begin(), frozen_callers_.end());
+    facts.insert(facts.end(), inference_reads_.begin(), inference_reads_.end());
     if (int t = first_test_function(); t >= 0)
       note_context(facts, "TG002 test module", field(ctx.model.functions()[t].node, k.f_name));
     note_context(facts, "TG002 Variable API", variable_api_site());
@@ -702,6 +708,8 @@ struct Checker final : RuleCheck {
     if (!is_null(dynamic) && f.severity == Severity::Error) f.severity = Severity::Warning;
     TSNode differentiating = differentiating_forward();
     if (!is_null(differentiating) && f.severity == Severity::Error) f.severity = Severity::Warning;
+    TSNode inference_flag = f.severity == Severity::Error ? built_for_inference(u, c, callers) : TSNode{};
+    if (!is_null(inference_flag)) f.severity = Severity::Warning;
     // A script that runs its forward once (no loop at the top level holds one) keeps one
     // forward's activations, not one set per batch: a warning; on the host only, a note.
     bool runs_once = u.function < 0 && std::none_of(u.candidates.begin(), u.candidates.end(),
@@ -746,6 +754,12 @@ struct Checker final : RuleCheck {
       f.evidence.push_back({range_of(dynamic), "`" + dynamic_model + "` is built from a class chosen at run time (" +
                                                    quote_code(text_of(dynamic, ctx.source)) +
                                                    "): whether its forward needs the graph is not seen (at most a warning)"});
+    if (!is_null(inference_flag))
+      f.evidence.push_back({range_of(inference_flag),
+                            "the model comes from " + quote_code(text_of(ctx.model.parent(ctx.model.parent(inference_flag)), ctx.source)) +
+                                ", a builder this file does not define, told " +
+                                quote_code(text_of(inference_flag, ctx.source)) +
+                                ": its forward may turn autograd off itself (weak step: at most a warning)"});
     if (!is_null(differentiating))
       f.evidence.push_back({range_of(differentiating),
                             quote_code(text_of(differentiating, ctx.source)) +
@@ -933,6 +947,70 @@ struct Checker final : RuleCheck {
   // Every binding of `model` visible at `call` calls a callee that is itself computed (a call
   // or a subscript: `get_class(name)(...)`, `MODELS[name](...)`). Returns the first binding's
   // value, or null.
+  // `model = build_model(args, cfg, trainable=False)` ... `test(net=model)` (round 56: a YOLO
+  // family whose `forward` dispatches to an `@torch.no_grad()` inference path when built with
+  // `trainable=False`): the evaluated model comes from a builder this file does not define,
+  // handed a keyword that asks for an inference model. Whether that model's forward keeps a
+  // graph is then the builder's business. Followed from the routine's own bindings, or, for a
+  // parameter, from the argument the caller with autograd on passes. Returns the keyword
+  // argument, or null.
+  TSNode built_for_inference(const Unit& u, const Candidate& c, const CallerVerdict& callers) const {
+    if (u.function < 0) return TSNode{};
+    const FunctionInfo& fn = ctx.model.functions()[u.function];
+    std::string root = c.model_name.substr(0, c.model_name.find('.'));
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (fn.params[i].name != root || root != c.model_name) continue;
+      if (callers.grad != CallerGrad::Grad || is_null(callers.witness)) return TSNode{};
+      TSNode arg = argument_for(fn, callers.witness, i, ctx.source);
+      auto d = is_null(arg) ? std::nullopt : dotted_name(unparenthesize(arg), ctx.source);
+      if (!d) return TSNode{};
+      return inference_keyword_of(*d, arg, ctx.model.scope_enclosing(callers.witness), 0);
+    }
+    return inference_keyword_of(c.model_name, c.call, fn.scope, 0);
+  }
+
+  // The inference keyword of the unseen builder call every reaching binding of `name` at
+  // `use` comes from (through `.to(device)` / `.eval()` chains and rebinding of the same
+  // name), or null.
+  TSNode inference_keyword_of(const std::string& name, TSNode use, int scope, int depth) const {
+    if (depth > 3) return TSNode{};
+    std::vector<TSNode> values = reaching_values(ctx.model, name, use, scope);
+    if (values.empty()) return TSNode{};
+    TSNode found{};
+    for (TSNode v : values) {
+      ContextFact read{"TG002 binding of the evaluated model " + name, range_of(v)};
+      if (std::find(inference_reads_.begin(), inference_reads_.end(), read) == inference_reads_.end())
+        inference_reads_.push_back(std::move(read));
+      TSNode base = ctx.model.module_chain_base(v);
+      TSNode kw{};
+      if (is(base, k.identifier) && text_of(base, ctx.source) == name) kw = inference_keyword_of(name, v, scope, depth + 1);
+      else if (is(base, k.call)) kw = inference_keyword(base);
+      if (is_null(kw)) return TSNode{};
+      if (is_null(found)) found = kw;
+    }
+    return found;
+  }
+
+  // `trainable=False`, `is_train=False`, `training=False`, `inference=True`, `eval=True`,
+  // `deploy=True` handed to a callee this file does not define (a local class or function is
+  // read instead). A naming heuristic: it only lowers an error to a warning.
+  TSNode inference_keyword(TSNode call) const {
+    std::string_view leaf = ctx.model.callee_leaf(call);
+    if (ctx.model.class_named(leaf) >= 0 || ctx.model.functions_named(leaf)) return TSNode{};
+    TSNode found{};
+    for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+      if (!is_null(found) || !is(a, k.keyword_argument)) return;
+      std::string key = names::lower(text_of(field(a, k.f_name), ctx.source));
+      TSNode v = unparenthesize(field(a, k.f_value));
+      bool off = is(v, k.false_) && (key == "trainable" || key == "training" || key == "is_train" ||
+                                     key == "is_training" || key == "train");
+      bool on = is(v, k.true_) && (key == "inference" || key == "eval" || key == "is_eval" || key == "deploy" ||
+                                   key == "eval_mode" || key == "inference_mode");
+      if (off || on) found = a;
+    });
+    return found;
+  }
+
   TSNode dynamically_built(const std::string& model, TSNode call) const {
     const std::vector<BindingSite>* sites = ctx.model.bindings_of(model, ctx.model.scope_enclosing(call));
     if (!sites || sites->empty()) return TSNode{};

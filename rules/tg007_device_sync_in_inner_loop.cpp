@@ -33,11 +33,17 @@
 // whose finding names the others (TG007-NX28). Silent too: per-element reads after an
 // unconditional synchronize earlier in the step, in a loop that queues no device work (only
 // the reads and host builtins): the queue is already empty (TG007-NX30).
+// Silent too: per-element reads of a batch straight from torch's DataLoader, not rebound since
+// the loop over the loader bound it: the loader collates in host memory, so nothing waits
+// (TG007-NX31; a collate function or dataset `__getitem__` of the file that moves tensors to a
+// device voids it, PX31; a collate function of another file is trusted to stay on the host).
 #include <algorithm>
 #include <unordered_map>
 
+#include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "analysis/reaching.h"
+#include "analysis/torch_facts.h"
 #include "rules/rule.h"
 #include "rules/timing.h"
 
@@ -390,6 +396,14 @@ struct Checker final : RuleCheck {
     TSNode recv = unparenthesize(field(field(call, k.f_function), k.f_object));
     std::string why = device_tensor_reason(recv, *it, st.scope);
     if (why.empty()) return;
+    if (auto batch = host_batch(it->iterable, st.scope))
+      return stay_silent("TG007", call,
+                         "host memory: " + quote_code(text_of(it->iterable, ctx.source)) +
+                             " is a batch straight from torch's DataLoader, not yet moved to a device, so "
+                             "reading its elements waits for nothing",
+                         {{range_of(batch->loop_target), quote_code(text_of(batch->loop_target, ctx.source)) +
+                                                             " binds the batches of " +
+                                                             quote_code(text_of(batch->loader, ctx.source))}});
     if (TSNode drained = synchronized_before(it->node, train); !is_null(drained) && launches_nothing(it->node))
       return stay_silent("TG007", call,
                          "the queue is already empty: the step synchronises the device before this loop, and the "
@@ -499,6 +513,85 @@ struct Checker final : RuleCheck {
     Iteration it{loop->node, field(loop->node, k.f_right), field(loop->node, k.f_left), false};
     if (!per_element(it.iterable, st.scope)) return std::nullopt;
     return it;
+  }
+
+  // `for images, targets in loader: ... [t.tolist() for t in targets]` (round 56: a detection
+  // trainer turns its labels into lists before it builds the targets it uploads): the iterated
+  // name is bound by the target of an enclosing loop over torch's DataLoader (through
+  // enumerate / tqdm / zip, a name bound to one, or a function of this file returning one)
+  // and not rebound before this statement. The loader collates in host memory; a collate_fn
+  // of this file or a dataset `__getitem__` that moves tensors to a device voids that.
+  struct HostBatch {
+    TSNode loop_target;
+    TSNode loader;
+  };
+  std::optional<HostBatch> host_batch(TSNode iterable, int scope) const {
+    TSNode bare = unparenthesize(iterable);
+    if (!is(bare, k.identifier) || moves_in_collate_or_getitem()) return std::nullopt;
+    std::string name(text_of(bare, ctx.source));
+    TSNode stmt = bare;
+    while (!is_null(ctx.model.parent(stmt)) && !is(ctx.model.parent(stmt), k.block)) stmt = ctx.model.parent(stmt);
+    for (TSNode p = ctx.model.parent(bare); !is_null(p); p = ctx.model.parent(p)) {
+      if (is(p, k.function_definition) || is(p, k.lambda) || is(p, k.class_definition)) break;
+      if (!is(p, k.for_statement) || !binds(field(p, k.f_left), name)) continue;
+      if (!is_null(last_assignment(name, field(p, k.f_body), ts_node_start_byte(stmt), ctx.source)))
+        return std::nullopt;
+      for (TSNode it : unwrap_iterables(field(p, k.f_right), ctx.source))
+        if (yields_torch_batches(it, scope, 0)) return HostBatch{field(p, k.f_left), it};
+      return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  // A torch DataLoader call, a name every reaching binding of which is one, or a call of a
+  // function of this file whose every return is one.
+  bool yields_torch_batches(TSNode e, int scope, int depth) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > 3) return false;
+    if (is(e, k.call)) {
+      if (is_torch_dataloader(ctx.model, e)) return true;
+      const FunctionInfo* fn = local_callee(ctx.model, e);
+      if (!fn) return false;
+      int fn_scope = ctx.model.scope_opened_by(fn->node);
+      bool any = false, all = true;
+      for_each_return(field(fn->node, k.f_body), [&](TSNode value) {
+        any = true;
+        all = all && yields_torch_batches(value, fn_scope, depth + 1);
+      });
+      return any && all;
+    }
+    auto d = dotted_name(e, ctx.source);
+    if (!d) return false;
+    std::vector<TSNode> values = reaching_values(ctx.model, *d, e, scope);
+    if (values.empty()) return false;
+    for (TSNode v : values)
+      if (!yields_torch_batches(v, scope, depth + 1)) return false;
+    return true;
+  }
+
+  template <typename F>
+  void for_each_return(TSNode n, F&& f) const {
+    if (is_null(n) || is(n, k.function_definition) || is(n, k.lambda) || is(n, k.class_definition)) return;
+    if (is(n, k.return_statement)) {
+      TSNode v = ts_node_named_child(n, 0);
+      f(is_null(v) ? n : v);
+      return;
+    }
+    for_each_named_child(n, [&](TSNode c) { for_each_return(c, f); });
+  }
+
+  // Some collate function or dataset `__getitem__` of this file moves tensors to a device.
+  bool moves_in_collate_or_getitem() const {
+    for (const FunctionInfo& fn : ctx.model.functions()) {
+      if (fn.name != "__getitem__" && !names::contains(names::lower(fn.name), "collate")) continue;
+      bool moves = false;
+      ctx.model.for_each_call_in(fn.node, [&](TSNode c) {
+        std::string_view leaf = ctx.model.callee_leaf(c);
+        moves = moves || leaf == "cuda" || leaf == "to";
+      });
+      if (moves) return true;
+    }
+    return false;
   }
 
   // `range(...)`, or a tensor iterated directly (through enumerate / zip / tqdm).

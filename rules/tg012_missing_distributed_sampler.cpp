@@ -535,8 +535,43 @@ struct Checker final : RuleCheck {
         positive = false;
       }
       if (!is_null(cond) && guard_excludes_ddp(cond, positive)) return true;
+      if (is(p, k.if_statement) && sibling_branch_shards(p, call)) return true;
     }
     return false;
+  }
+
+  // `if args.distributed and args.num_gpu > 1: DataLoader(..., sampler=DistributedSampler(ds))
+  // else: DataLoader(..., shuffle=True)` (round 56): another branch of the same `if` builds a
+  // loader with a sampler that shards, so the condition is the file's distributed switch and
+  // the branch holding `call` is the path without it, whatever the condition reads.
+  bool sibling_branch_shards(TSNode if_statement, TSNode call) const {
+    ByteRange own = branch_of(if_statement, call);
+    if (own.begin == kNoBranch) return false;
+    for (const Candidate& other : candidates) {
+      if (ts_node_eq(other.call, call) || !inside(other.call, if_statement)) continue;
+      if (inside(other.call, own) || branch_of(if_statement, other.call).begin == kNoBranch) continue;
+      if (has_sampler(other)) return true;
+    }
+    return false;
+  }
+
+  static constexpr uint32_t kNoBranch = UINT32_MAX;
+  // The byte range of the branch (consequence, elif or else clause) of `if_statement` that
+  // holds `n`; {kNoBranch, kNoBranch} when `n` sits in its condition.
+  ByteRange branch_of(TSNode if_statement, TSNode n) const {
+    TSNode child = n;
+    for (TSNode p = ctx.model.parent(n); !is_null(p) && !ts_node_eq(p, if_statement); p = ctx.model.parent(p))
+      child = p;
+    if (is(child, k.block) || is(child, k.elif_clause) || is(child, k.else_clause))
+      return {ts_node_start_byte(child), ts_node_end_byte(child)};
+    return {kNoBranch, kNoBranch};
+  }
+
+  static bool inside(TSNode n, TSNode outer) {
+    return ts_node_start_byte(n) >= ts_node_start_byte(outer) && ts_node_end_byte(n) <= ts_node_end_byte(outer);
+  }
+  static bool inside(TSNode n, ByteRange r) {
+    return ts_node_start_byte(n) >= r.begin && ts_node_end_byte(n) <= r.end;
   }
 
   // True when the branch the loader sits in runs on one rank only, or only without DDP.

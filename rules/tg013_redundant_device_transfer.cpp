@@ -28,7 +28,8 @@
 // recorded as a silence);
 // a factory with a literal 0 in its shape, which copies no bytes (TG013-NX39, recorded as a
 // silence); a copy behind an every-N guard with a literal N of at least 10 (`if (i + 1) % 100
-// == 0:`, TG013-NX44, recorded as a silence; `% 4` is still reported); a copy stored under the variable of a loop that is not nested and trains nothing
+// == 0:`, TG013-NX44, recorded as a silence; `% 4` is still reported; a period this file does not
+// fix, `% args.sample_every`, makes the finding a note, TG013-NX45); a copy stored under the variable of a loop that is not nested and trains nothing
 // (`for key in pde: t[key] = torch.linspace(...).to(device)`: a table built once per key,
 // TG013-NX42, recorded as a silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
 // returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
@@ -42,6 +43,7 @@
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -366,7 +368,9 @@ struct Checker final : RuleCheck {
     if (module_like && !is_null(keyword_arg(n, "dtype", ctx.source))) return;
     if (in_test(n, st)) return;
     if (behind_every_n_guard(n, st)) return;
-    out.push_back(make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st));
+    Finding f = make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st);
+    note_unknown_period(f, n, st);
+    out.push_back(std::move(f));
   }
 
   // A test function (pytest `test_*`, a unittest.TestCase method) copies small inputs to
@@ -389,9 +393,10 @@ struct Checker final : RuleCheck {
     return true;
   }
 
+  enum class Period { None, Small, TenOrMore, Unknown };
   // Recorded as a silence when the copy would be reported but runs behind an every-N guard.
   bool behind_every_n_guard(TSNode call, const WalkState& st) {
-    TSNode guard = every_n_passes(call, st.innermost_loop()->node);
+    TSNode guard = every_n_passes(call, st.innermost_loop()->node, st.scope, Period::TenOrMore);
     if (is_null(guard)) return false;
     stay_silent("TG013", call,
                 "not every iteration: the copy runs behind " + quote_code(text_of(guard, ctx.source)) +
@@ -404,22 +409,54 @@ struct Checker final : RuleCheck {
   // modulo by a literal of at least 10 (`if (i + 1) % 100 == 0:`): the branch runs on one pass in N (round 53: a GAN's
   // sample images drawn and uploaded with its log line, TG013-NX44). A copy in its `else` runs on
   // the other passes, so only the consequence counts. Null when there is none.
-  TSNode every_n_passes(TSNode call, TSNode loop) const {
+  TSNode every_n_passes(TSNode call, TSNode loop, int scope, Period wanted) const {
     TSNode child = call;
     for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop); child = p, p = ctx.model.parent(p)) {
       if (!is(p, k.if_statement) && !is(p, k.elif_clause)) continue;
       if (!ts_node_eq(field(p, k.f_consequence), child)) continue;
-      if (TSNode test = field(p, k.f_condition); runs_one_pass_in_ten_or_more(test)) return test;
+      if (TSNode test = field(p, k.f_condition); period_of(test, scope) == wanted) return test;
     }
     return TSNode{};
   }
 
-  // The test's modulo has a literal period of at least 10: `% 4` (every fourth step) still
-  // repeats the copy often (round 51's airbench proxy steps, read true), and a name says
-  // nothing of its size.
-  bool runs_one_pass_in_ten_or_more(TSNode test) const {
-    TSNode period = unparenthesize(field(first_modulo(test, ctx.source), k.f_right));
-    return is(period, k.integer) && std::strtoll(std::string(text_of(period, ctx.source)).c_str(), nullptr, 0) >= 10;
+  // How often the test's modulo holds. A literal of at least 10 (or a name every binding of
+  // which is one) is TenOrMore; `% 4` (every fourth step) still repeats the copy often
+  // (round 51's airbench proxy steps, read true); a period the file does not fix
+  // (`% sampling_steps` read from the arguments) is Unknown.
+  Period period_of(TSNode test, int scope) const {
+    TSNode modulo = first_modulo(test, ctx.source);
+    if (is_null(modulo)) return Period::None;
+    TSNode period = unparenthesize(field(modulo, k.f_right));
+    if (is(period, k.integer)) return literal_period(period);
+    auto d = dotted_name(period, ctx.source);
+    if (!d) return Period::Unknown;
+    std::vector<TSNode> values = reaching_values(ctx.model, *d, period, scope);
+    if (values.empty()) return Period::Unknown;
+    Period joined = Period::None;
+    for (TSNode v : values) {
+      Period one = is(unparenthesize(v), k.integer) ? literal_period(unparenthesize(v)) : Period::Unknown;
+      if (one == Period::Small || joined == Period::Small) joined = Period::Small;
+      else if (one == Period::Unknown || joined == Period::Unknown) joined = Period::Unknown;
+      else joined = one;
+    }
+    return joined;
+  }
+  Period literal_period(TSNode integer) const {
+    long long n = std::strtoll(std::string(text_of(integer, ctx.source)).c_str(), nullptr, 0);
+    return n >= 10 ? Period::TenOrMore : Period::Small;
+  }
+
+  // A copy behind an every-N guard whose N this file does not fix (round 55: a diffusion
+  // trainer samples behind `if global_step == 1 or global_step % sampling_steps == 0:`,
+  // 10,000 steps by default): the copy repeats on one pass in N, and whether that costs
+  // anything rests on N, so the finding is a note whose evidence names the guard.
+  void note_unknown_period(Finding& f, TSNode call, const WalkState& st) const {
+    TSNode guard = every_n_passes(call, st.innermost_loop()->node, st.scope, Period::Unknown);
+    if (is_null(guard)) return;
+    f.severity = Severity::Note;
+    f.evidence.push_back({range_of(guard), quote_code(text_of(guard, ctx.source)) +
+                                               " holds on one pass in N, and N is not fixed in this file: a note, "
+                                               "since how often the copy runs rests on N"});
   }
 
   // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)
@@ -818,6 +855,7 @@ struct Checker final : RuleCheck {
                                            : Shape::Factory;
     if (in_test(call, st) || behind_every_n_guard(call, st)) return true;
     Finding f = make_finding(call, why, shape, std::string(leaf), st);
+    note_unknown_period(f, call, st);
     if (shape == Shape::Factory)
       if (TSNode write = written_in_place(call, st); !is_null(write)) {
         // Hoisting would carry one pass's values into the next (round 33: per-domain losses
