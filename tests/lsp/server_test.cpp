@@ -337,7 +337,8 @@ TEST(LspDiagnostics, WorkspaceScanReportsTheFilesItCannotRead) {
   std::ofstream(root / "locked.py") << kBuggy;
   fs::permissions(root / "locked.py", fs::perms::none);
   const bool can_lock = !std::ifstream(root / "locked.py").is_open();  // root reads it anyway
-  auto lsp = start();
+  const fs::path log = root.string() + ".stderr";
+  LspProcess lsp({PF_PREFLIGHT_EXE, "lsp", "--debounce-ms", "0"}, log.string());
   lsp.initialize(testing::vscode_capabilities(), {{"workspaceFolders", {{{"uri", lsp::path_to_uri(root)}, {"name", "ws"}}}}});
   json r = lsp.request("workspace/diagnostic", {{"previousResultIds", json::array()}})["result"];
   std::map<std::string, json> by_uri;
@@ -358,8 +359,24 @@ TEST(LspDiagnostics, WorkspaceScanReportsTheFilesItCannotRead) {
   json pulled = lsp.request("textDocument/diagnostic", {{"textDocument", {{"uri", huge}}}})["result"];
   EXPECT_EQ(pulled["kind"], "full");
   EXPECT_EQ(pulled["items"], by_uri[huge]["items"]) << pulled.dump();
+  // And the server's log (stderr, warn level: shown by default) names each skipped file.
+  EXPECT_EQ(lsp.request("shutdown", nullptr)["result"], nullptr);
+  lsp.notify("exit", nullptr);
+  EXPECT_EQ(lsp.wait_exit(), 0);
+  std::ifstream in(log);
+  std::string logged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(logged.find("[warn"), std::string::npos) << logged;
+  EXPECT_NE(logged.find("workspace scan: " + huge + ": not analysed: file too large to analyze (10485761 bytes)"),
+            std::string::npos)
+      << logged;
+  if (can_lock) {
+    EXPECT_NE(logged.find("workspace scan: " + lsp::path_to_uri(root / "locked.py") + ": not analysed: "),
+              std::string::npos)
+        << logged;
+  }
   fs::permissions(root / "locked.py", fs::perms::owner_all);
   fs::remove_all(root);
+  fs::remove(log);
 }
 
 // A link out of the workspace folder (to a system Python tree, say) is not followed: it is
