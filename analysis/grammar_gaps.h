@@ -15,6 +15,18 @@
 // which `*` does not bind). Anything else stays a syntax error: a star that multiplies, one
 // in a `del`, one before a bare expression, `x = *a`. A real syntax error elsewhere in the
 // file stays in the new tree, so it is the one reported, where it is.
+//
+// A star before a reference in redundant parentheses (`x, *(y) = a`, `*(a), b = c` at the
+// start of a line) is read by blanking the parentheses instead, which keeps the star in place;
+// it is accepted only where CPython takes a starred reference (an unpacking target, an element
+// of a tuple or list where starred elements are taken).
+//
+// A second gap, read only when no star explains the errors: inside brackets a continuation line
+// indented less than its statement (`x = (bar.\n  baz)`) is a dedent to the grammar's scanner,
+// which guesses bracket depth from what the parser could take next. Python joins such lines
+// implicitly, so those line breaks (newline to the next line's first character) are left out
+// of a second parse (included ranges: every node keeps its offsets and points); the reading is
+// taken only when that parse has no error at all.
 #pragma once
 
 #include <optional>
@@ -28,8 +40,9 @@
 namespace preflight::analysis {
 
 struct GrammarGapReading {
-  SyntaxTree tree;                // a parse of the text with the stars blanked
-  std::vector<ByteRange> stars;   // the stars the grammar could not read, in text order
+  SyntaxTree tree;                // a parse of the text read through the gaps
+  std::vector<ByteRange> stars;   // the gaps, in text order: the stars the grammar could not
+                                  // read, or the line breaks before shallow continuation lines
 };
 
 // `text` is the text `root` was parsed from (parse_view of the source). nullopt when the

@@ -231,6 +231,48 @@ TEST(EngineTest, AFileWithAGrammarGapIsStillAnalysed) {
   EXPECT_EQ(codes(r).count("TG003"), 1u) << describe(r);
 }
 
+// A starred reference in redundant parentheses where the grammar takes a starred name, also as
+// an unpacking target and at the start of a line (CPython's own Lib/ has both): the
+// parentheses are read through, the star stays where it is (issue 26).
+TEST(EngineTest, AStarredReferenceInRedundantParenthesesIsNotASyntaxError) {
+  for (const std::string src : {
+           "def f(a):\n    *(a), b = g()\n    return a, b\n",
+           "x, *(y) = [1, 2]\n",
+           "def f(a):\n    x, *(a.b[0]) = g()\n    for *(p), q in r:\n        pass\n    return [*(a), *(x[1:2])]\n",
+       }) {
+    CheckResult r = check_source(src, {});
+    EXPECT_EQ(r.status, FileStatus::Analyzed) << src;
+    EXPECT_TRUE(r.syntax_errors.empty()) << describe(r) << src;
+    ASSERT_FALSE(r.grammar_gaps.empty()) << src;
+    for (ByteRange star : r.grammar_gaps) EXPECT_EQ(src.substr(star.begin, star.end - star.begin), "*") << src;
+  }
+  // `*(a)` alone is no element of a tuple (CPython's compiler refuses it): still an error.
+  for (const std::string src : {"*(a)\n", "def f(a):\n    del x, *(a)\n"}) {
+    CheckResult r = check_source(src, {});
+    EXPECT_FALSE(r.syntax_errors.empty()) << src;
+  }
+}
+
+// Inside brackets, a continuation line indented less than its statement is joined as CPython
+// joins it (its own test_compile.py has `(bar.\n        baz)` below a deeper statement); the
+// file is analysed, with every finding where it is. A real error in such a text stays one.
+TEST(EngineTest, AShallowContinuationLineInsideBracketsIsNotASyntaxError) {
+  const std::string shallow = "def f(bar):\n    if bar:\n        x = (bar.\n    baz)\n        y = [bar +\n  1,\n\n 2]\n    return x\n\n";
+  CheckResult r = check_source(shallow + kFit, {});
+  EXPECT_EQ(r.status, FileStatus::Analyzed);
+  EXPECT_TRUE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_EQ(r.grammar_gaps.size(), 3u);  // `bar.` / `bar +` / the blank line before ` 2]`
+  ASSERT_EQ(codes(r).count("TG003"), 1u) << describe(r);
+  CheckResult alone = check_source(kFit, {});
+  ASSERT_EQ(alone.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].range.begin, alone.findings[0].range.begin + shallow.size());
+  for (const std::string broken : {"def f(bar):\n    x = (bar.\n  baz\n    return x\n",
+                                   "def f(bar):\n    x = (bar +  # note\n  baz)\n    return x\n"}) {
+    CheckResult b = check_source(broken, {});
+    EXPECT_FALSE(b.syntax_errors.empty()) << broken;
+  }
+}
+
 // Where CPython does not take a starred element, the star stays a syntax error.
 TEST(EngineTest, StarsCPythonRejectsStaySyntaxErrors) {
   for (const std::string line : {"del a, *(b)", "x = a, *not b", "x = a, *(b) < c", "x = a, *lambda: b",
