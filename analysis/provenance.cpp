@@ -98,6 +98,15 @@ std::string keyed_name(std::string_view container, std::string_view key) {
 // copies the environment at every branch and loop and joins the copies afterwards: a copy is
 // one allocation (names are short enough to live inline), where a hash map allocated a node
 // per name, and a join is one merge of two sorted runs.
+// An entry that may have been overwritten by `v`: the join of both, whose type is the old one
+// only when `v` is known to have it too (join_types reads Unknown as "nothing known on that
+// path" and keeps the other side's type; here Unknown is a value that may be anything).
+Value overwritten_maybe(const Value& old, const Value& v) {
+  Value joined = join(old, v);
+  if (v.type != old.type) joined.type = old.type == Type::Tensor && v.type == Type::Tensors ? Type::Tensors : Type::Unknown;
+  return joined;
+}
+
 class Env {
  public:
   using Entry = std::pair<std::string, Value>;
@@ -119,6 +128,17 @@ class Env {
     iterator it = lower_bound(name);
     if (it == entries_.end() || it->first != name) it = entries_.insert(it, {std::string(name), Value::unknown()});
     return it->second;
+  }
+
+  // `d[key] = v` with a key not known here may overwrite any entry: each keyed entry of `d`
+  // (names starting with `prefix`, "d['") now holds its old value or `v` (round 58: a trainer
+  // turns every loss of its dict into a number with `for key, value in loss_dict.items():
+  // loss_dict[key] = value.item()`, and a `.detach()` offered as safe on `loss_dict['loss']`
+  // raised AttributeError).
+  void join_prefixed(std::string_view prefix, const Value& v) {
+    for (iterator it = lower_bound(prefix);
+         it != entries_.end() && std::string_view(it->first).substr(0, prefix.size()) == prefix; ++it)
+      it->second = overwritten_maybe(it->second, v);
   }
 
   // Forgets every entry whose name starts with `prefix` (a container's keyed entries).
@@ -559,6 +579,7 @@ struct Provenance::Interpreter {
       if (auto d = dotted_name(field(left, k.f_value), src)) {
         env[*d] = join(lookup(*d, left), v);
         if (auto key = constant_key(field(left, k.f_subscript))) env[keyed_name(*d, *key)] = grad_enabled ? v : Value::free(v.type);
+        else env.join_prefixed(*d + "['", grad_enabled ? v : Value::free(v.type));
       }
       eval(field(left, k.f_subscript));
       return;
@@ -1067,8 +1088,11 @@ struct Provenance::Interpreter {
       Value base = eval(field(e, k.f_value));
       eval_children_except(e, field(e, k.f_value));
       if (std::optional<Value> entry = keyed_entry(e)) return grad_enabled ? *entry : Value::free(entry->type);
-      // An element of a tensor is a tensor; of anything else, not proven one.
-      if (base.type != Type::Tensor) base.type = base.has_graph() ? Type::Tensors : Type::Unknown;
+      // An element of a tensor is a tensor; of anything else, not proven one. A string key
+      // (`out['loss']`) shows the container is a mapping, whatever its name suggested: a
+      // tensor takes no string index (round 58: a criterion's dict of losses).
+      bool string_key = is(unparenthesize(field(e, k.f_subscript)), k.string);
+      if (base.type != Type::Tensor || string_key) base.type = base.has_graph() ? Type::Tensors : Type::Unknown;
       return grad_enabled ? base : Value::free(base.type);
     }
     if (t == k.binary_operator) {

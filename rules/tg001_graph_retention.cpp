@@ -706,6 +706,8 @@ std::string hint_for(const Candidate& c, std::string_view stored, bool primary, 
          ".detach()` if a tensor is needed.";
 }
 
+bool container_written_between(const RuleContext& ctx, TSNode stored, TSNode backward);
+
 // `loss.backward(); losses.append(loss)`, `accelerator.backward(loss)`,
 // `scaler.scale(loss).backward()`: the stored expression is what the backward ran over, so it
 // is a tensor whatever produced it. A value that only shares its graph with the backwarded
@@ -722,9 +724,57 @@ bool backwarded_itself(const RuleContext& ctx, TSNode stored, TSNode backward) {
   // `loss.backward(context_id)`: a distributed-autograd RRef has `.backward(context_id)` too
   // (round 14: fairscale's RPC pipeline tests); only `x.backward()` without a positional
   // argument shows that `x` is a tensor.
-  if (!is_null(recv) && text_of(unparenthesize(recv), ctx.source) == want) return is_null(positional_arg(backward, 0));
+  bool same = !is_null(recv) && text_of(unparenthesize(recv), ctx.source) == want;
+  if (same && !is_null(positional_arg(backward, 0))) return false;
   TSNode arg = positional_arg(backward, 0);
-  return !is_null(arg) && text_of(unparenthesize(arg), ctx.source) == want;
+  same = same || (!is_null(arg) && text_of(unparenthesize(arg), ctx.source) == want);
+  return same && !container_written_between(ctx, unparenthesize(stored), backward);
+}
+
+// `loss_dict['loss'].backward()` ... `for key, value in loss_dict.items(): loss_dict[key] =
+// value.item()` ... `train_loss += loss_dict['loss']` (round 58: a text-detection trainer;
+// the `.detach()` offered as safe raised AttributeError): between the backward and the store,
+// the entry's container was written (a subscript store, a rebinding, `update` / `setdefault`
+// / `pop` / `clear`), so the backward no longer shows what the entry holds.
+bool container_written_between(const RuleContext& ctx, TSNode stored, TSNode backward) {
+  const Kinds& k = kinds();
+  if (!is(stored, k.subscript)) return false;
+  TSNode base = unparenthesize(field(stored, k.f_value));
+  while (is(base, k.subscript)) base = unparenthesize(field(base, k.f_value));
+  std::string_view container = text_of(base, ctx.source);
+  uint32_t from = ts_node_end_byte(backward), to = ts_node_start_byte(stored);
+  if (from >= to) return false;  // the store comes first: the backward runs over what was stored
+  // A store under another string key (`loss_dict['lr'] = lr`) leaves the entry alone.
+  TSNode own_key = unparenthesize(field(stored, k.f_subscript));
+  auto writes = [&](TSNode target) {
+    target = unparenthesize(target);
+    if (is(target, k.subscript) && text_of(unparenthesize(field(target, k.f_value)), ctx.source) == container) {
+      TSNode key = unparenthesize(field(target, k.f_subscript));
+      if (is(key, k.string) && is(own_key, k.string) && string_content(key, ctx.source) != string_content(own_key, ctx.source))
+        return false;
+    }
+    while (is(target, k.subscript)) target = unparenthesize(field(target, k.f_value));
+    return text_of(target, ctx.source) == container;
+  };
+  bool written = false;
+  auto visit = [&](auto&& self, TSNode n) -> void {
+    if (written || ts_node_end_byte(n) <= from || ts_node_start_byte(n) >= to) return;
+    if (is(n, k.assignment) || is(n, k.augmented_assignment)) {
+      TSNode left = field(n, k.f_left);
+      bool hit = writes(left);
+      if (is(left, k.pattern_list) || is(left, k.tuple_pattern) || is(left, k.list_pattern))
+        for_each_named_child(left, [&](TSNode el) { hit = hit || writes(el); });
+      if (hit && ts_node_start_byte(n) >= from) written = true;
+    } else if (is(n, k.call) && is(field(n, k.f_function), k.attribute) && ts_node_start_byte(n) >= from) {
+      std::string_view leaf = ctx.model.callee_leaf(n);
+      if ((leaf == "update" || leaf == "setdefault" || leaf == "pop" || leaf == "clear" || leaf == "__setitem__") &&
+          text_of(unparenthesize(field(field(n, k.f_function), k.f_object)), ctx.source) == container)
+        written = true;
+    }
+    for_each_named_child(n, [&](TSNode c) { self(self, c); });
+  };
+  visit(visit, ctx.root);
+  return written;
 }
 
 // `.detach()` on the stored value; inside a tuple/list/dict literal, on each element that
@@ -741,7 +791,7 @@ std::optional<Fix> detach_fix(const RuleContext& ctx, TSNode stored, const std::
   bool proven_tensors = true;
   auto add = [&](TSNode el, const Value& v) {
     if (v.type != Type::Tensor && v.type != Type::Tensors) return false;
-    proven_tensors = proven_tensors && v.tensor() && (v.proven() || consumed);
+    proven_tensors = proven_tensors && ((v.tensor() && v.proven()) || consumed);
     fix.edits.push_back(append_method(el, ".detach()", ctx.source));
     return true;
   };

@@ -58,7 +58,12 @@ std::string check_safe_fixes(const std::string& text) {
         if (!e.replacement.ends_with(".detach()")) continue;
         TSNode expr = expression_ending_at(tree.root(), e.range.end);  // an insertion (begin == end) or `(a * b).detach()` replacing `a * b`
         const Value* v = ts_node_is_null(expr) ? nullptr : prov.value_of(expr);
-        if (!v || !v->tensor() || !(v->proven() || v->consumed || consumed))
+        // `loss_dict['loss'].backward()` ... `total += loss_dict['loss']`: an entry of a mapping
+        // (a container of tensors to the provenance) that a backward ran over, as written.
+        bool backwarded_as_written =
+            v && v->type == Type::Tensors && consumed && !ts_node_is_null(expr) &&
+            text.find(std::string(text_of(expr, text)) + ".backward()") != std::string::npos;
+        if (!v || !(v->tensor() || backwarded_as_written) || !(v->proven() || v->consumed || consumed))
           problems += "safe .detach() on `" + std::string(ts_node_is_null(expr) ? "?" : text_of(expr, text)) +
                       "`, which is not a proven tensor (" +
                       std::string(v ? type_name(v->type) : "no value") + ")\n";
