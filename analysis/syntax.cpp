@@ -476,12 +476,17 @@ std::optional<ByteRange> misindented_in(TSNode block, TSNode header, bool is_mod
       if (!is_module && !ts_node_is_null(header) && at.column <= ts_node_start_point(header).column)
         return range_of(s);
       column = at.column;
-      last_row = at.row;
+      last_row = ts_node_end_point(s).row;
       continue;
     }
-    if (at.row == last_row) continue;  // `a = 1; b = 2`
+    // `a = 1; b = 2`, and `(\n); b = 2` (CPython's inspect_fodder.py): a statement that starts
+    // on the row where the one before it ends follows a `;`.
+    if (at.row == last_row) {
+      last_row = ts_node_end_point(s).row;
+      continue;
+    }
     if (at.column != *column) return range_of(s);
-    last_row = at.row;
+    last_row = ts_node_end_point(s).row;
   }
   return std::nullopt;
 }

@@ -138,6 +138,11 @@ TEST(SyntaxTest, AnUnindentToNoOuterLevelIsASyntaxError) {
   SyntaxErrorSummary e = find_syntax_errors(t.root());
   EXPECT_EQ(e.count, 1u);
   EXPECT_EQ(e.first.begin, src.find("y = x.cuda()"));
+  // The row a multi-line statement ends on is not the row of the next one.
+  std::string after_brackets = "def f():\n    x = (1,\n  2)\n  y = 3\n";
+  SyntaxTree u = SyntaxTree::parse(after_brackets);
+  ASSERT_TRUE(misindented_statement(u.root()).has_value());
+  EXPECT_EQ(misindented_statement(u.root())->begin, after_brackets.find("y = 3"));
 }
 
 // Indentation CPython accepts stays valid: a block on its header's line, statements after
@@ -149,6 +154,8 @@ TEST(SyntaxTest, IndentationCPythonAcceptsIsNoError) {
       "        if x: y = 1; z = 2\n"
       "  # a comment at its own column\n"
       "        a = 1; b = 2\n"
+      "        c = (1,\n"
+      "  2); d = 3\n"  // after `;` on the row the bracket closes (CPython's inspect_fodder.py)
       "        return a, \\\n"
       "               b, \\\n"
       "\n"
