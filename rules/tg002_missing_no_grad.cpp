@@ -39,6 +39,9 @@
 // Silent, with the reason recorded: a statement-level `set_grad_enabled(False)` at the module's
 // top level or in the `__init__` of the routine's class, with nothing in the file turning
 // autograd back on (TG002-NX54).
+// Silent, with the reason recorded: a forward under a context chosen by a condition between
+// no_grad / inference_mode and another one (`with (torch.inference_mode() if c else nullcontext()):`,
+// or a name bound to that choice, TG002-NX57): the routine decides when it keeps a graph.
 // At most a warning: a model built by a callee this file does not define, handed a keyword that
 // asks for an inference model (`build_model(..., trainable=False)`, TG002-NX56; a naming
 // heuristic that only lowers the severity): its forward may turn autograd off itself.
@@ -397,7 +400,7 @@ struct Checker final : RuleCheck {
         !is_null(mode_switch)) {
       stay_silent("TG002", kept->call,
                   "autograd is switched by mode: the forward runs under a context chosen from a table that "
-                  "maps evaluation to no_grad / inference_mode",
+                  "maps evaluation to no_grad / inference_mode, or by a condition between no_grad and another context",
                   {{range_of(mode_switch), quote_code(text_of(mode_switch, ctx.source)) + " selects the context"}});
       return;
     }
@@ -812,7 +815,10 @@ struct Checker final : RuleCheck {
         if (!is(clause, k.with_clause)) return;
         for_each_named_child(clause, [&](TSNode item) {
           TSNode value = unparenthesize(field(item, k.f_value));
-          if (!is_null(found) || !is(value, k.call) || !is(field(value, k.f_function), k.subscript)) return;
+          if (!is_null(found)) return;
+          if (is(value, k.as_pattern)) value = unparenthesize(ts_node_named_child(value, 0));
+          if (chooses_no_grad(value, scope)) found = value;
+          if (!is(value, k.call) || !is(field(value, k.f_function), k.subscript)) return;
           TSNode table = field(field(value, k.f_function), k.f_value);
           if (table_holds_no_grad(table, scope)) found = value;
         });
@@ -820,6 +826,31 @@ struct Checker final : RuleCheck {
       if (!is_null(found)) return found;
     }
     return TSNode{};
+  }
+
+  // `with (torch.no_grad() if evaluating else nullcontext()):`, or a name bound to such a
+  // choice (round 58: TabPFN's `inference_mode_call = torch.inference_mode() if inference_mode
+  // and no_grad else NOP()`, off unless the caller asks for input gradients): the routine
+  // switches autograd off on a condition it is given, so whether it keeps a graph is chosen.
+  bool chooses_no_grad(TSNode value, int scope) const {
+    if (is(value, k.conditional_expression)) {
+      bool any = false;
+      uint32_t n = ts_node_named_child_count(value);
+      for (uint32_t i = 0; i < n; i += 2) {  // the two outcomes; the condition sits between them
+        TSNode branch = unparenthesize(ts_node_named_child(value, i));
+        std::string_view leaf = is(branch, k.call) ? ctx.model.callee_leaf(branch) : std::string_view{};
+        any = any || leaf == "no_grad" || leaf == "inference_mode" ||
+              (leaf == "set_grad_enabled" && !is(positional_arg(branch, 0), k.true_));
+      }
+      return any;
+    }
+    if (!is(value, k.identifier)) return false;
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(std::string(text_of(value, ctx.source)), scope);
+    if (!sites) return false;
+    for (const BindingSite& b : *sites)
+      if (TSNode v = unparenthesize(b.value); !is_null(v) && is(v, k.conditional_expression) && chooses_no_grad(v, scope))
+        return true;
+    return false;
   }
 
   bool table_holds_no_grad(TSNode table, int scope) const {
