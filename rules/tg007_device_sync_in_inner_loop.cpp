@@ -81,6 +81,16 @@ struct Checker final : RuleCheck {
   std::unordered_map<const void*, TSNode> backward_in;       // loop -> its first backward call
   std::unordered_map<const void*, TSNode> step_backward_in;  // loop -> a backward directly in it
   std::unordered_map<const void*, TSNode> step_in;           // routine -> its first optimizer step
+  // host_batch read the file's collate functions and `__getitem__` methods: an edit to one may
+  // turn a silence into a finding in a unit that does not name it (context facts).
+  mutable bool read_collates = false;
+
+  void context(std::vector<ContextFact>& facts) const override {
+    if (!read_collates) return;
+    for (const FunctionInfo& fn : ctx.model.functions())
+      if (fn.name == "__getitem__" || names::contains(names::lower(fn.name), "collate"))
+        note_context(facts, "TG007 collate or __getitem__ " + fn.name, fn.node);
+  }
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -582,6 +592,7 @@ struct Checker final : RuleCheck {
 
   // Some collate function or dataset `__getitem__` of this file moves tensors to a device.
   bool moves_in_collate_or_getitem() const {
+    read_collates = true;
     for (const FunctionInfo& fn : ctx.model.functions()) {
       if (fn.name != "__getitem__" && !names::contains(names::lower(fn.name), "collate")) continue;
       bool moves = false;
