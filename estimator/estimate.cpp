@@ -149,6 +149,27 @@ std::vector<std::pair<std::string, JobSpec>> alternatives(const JobSpec& job, co
       add("zero_grad(set_to_none=False): gradients kept between steps", j);
     }
   }
+  // A precision nobody stated (no flag, no autocast or cast seen; a trainer's configuration
+  // may still set one): fp32, the widest, is assumed; bf16 weights, gradients and optimizer
+  // state bound the interval from below (issue 25: published peaks that state no precision).
+  if (job.precision.defaulted() && job.precision.value == Precision::Fp32) {
+    JobSpec j = job;
+    j.precision.set(Precision::PureBf16, Source::derived("interval alternative"));
+    add("precision: not stated, pure bf16 (weights, gradients, optimizer state) for the lower bound", j);
+  }
+  // An optimizer nobody stated: AdamW (two states per parameter) is assumed; plain SGD, which
+  // keeps none, bounds the interval from below.
+  if (!job.inference_only.value && !job.generation.value && job.optimizer.defaulted() &&
+      job.optimizer.value == Optimizer::AdamW) {
+    JobSpec j = job;
+    j.optimizer.set(Optimizer::Sgd, Source::derived("interval alternative"));
+    add("optimizer: not stated, SGD without momentum (no state) for the lower bound", j);
+    // Both unstated: they are independent, so the bottom has both at their lowest.
+    if (job.precision.defaulted() && job.precision.value == Precision::Fp32) {
+      j.precision.set(Precision::PureBf16, Source::derived("interval alternative"));
+      add("precision and optimizer: not stated, pure bf16 with SGD for the lower bound", j);
+    }
+  }
   // A value the script sets but the reader could not fold: the default stands in, and a
   // larger one bounds the interval (assumed: 4x the micro-batch; the model's full length).
   if (job.batch_size.source.kind == SourceKind::Unknown) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "estimator/estimate.h"
@@ -132,11 +133,36 @@ TEST(Estimate, DefaultedFieldsWidenStatedFieldsDoNot) {
   j.attention.set(Attention::Sdpa, kFlag);
   j.optimizer_impl.set(OptimizerImpl::Foreach, kFlag);
   j.grads_set_to_none.set(true, kFlag);
+  j.optimizer.set(Optimizer::AdamW, kFlag);
   const Estimate stated = estimate(j, target("h100-80gb"));
   EXPECT_EQ(defaulted.total, stated.total);
   EXPECT_FALSE(defaulted.widenings.empty());
   EXPECT_TRUE(stated.widenings.empty());
   EXPECT_GT(defaulted.high, stated.high);  // eager attention would materialise 4096^2 scores per head
+}
+
+// Issue 25: a precision or an optimizer nobody stated is an assumption (fp32, AdamW: the widest
+// common ones), so the interval reaches down to bf16 state and to SGD without state; the point
+// estimate and the top of the interval do not move.
+TEST(Estimate, AnUnstatedPrecisionOrOptimizerWidensTheIntervalDownward) {
+  JobSpec j = training_job("llama-2-7b", 1, 512, Precision::Fp32);
+  j.precision = JobSpec{}.precision;  // not stated
+  j.attention.set(Attention::Sdpa, kFlag);
+  j.optimizer_impl.set(OptimizerImpl::Foreach, kFlag);
+  j.grads_set_to_none.set(true, kFlag);
+  const Estimate unstated = estimate(j, target("h100-80gb"));
+  j.precision.set(Precision::Fp32, kFlag);
+  j.optimizer.set(Optimizer::AdamW, kFlag);
+  const Estimate stated = estimate(j, target("h100-80gb"));
+  EXPECT_EQ(unstated.total, stated.total);
+  EXPECT_EQ(unstated.high, stated.high);
+  EXPECT_LT(unstated.low, stated.low);
+  std::vector<std::string> fields;
+  for (const Widening& w : unstated.widenings) fields.push_back(w.field);
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "precision"), fields.end());
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "optimizer"), fields.end());
+  // fp32 weights + AdamW is about 16 bytes a parameter; bf16 and SGD bring the bottom under half.
+  EXPECT_LT(unstated.low, stated.total / 2);
 }
 
 TEST(Estimate, GenerationPeaksAtPrefillOrDecode) {
