@@ -745,6 +745,10 @@ class Reader {
     else if (amp_dtype_ == "bf16") job.precision.set(Precision::AmpBf16, amp_source_);
     else if (amp_dtype_ == "fp16") job.precision.set(Precision::AmpFp16, amp_source_);
     else if (weight_dtype_source_.kind == SourceKind::Unknown) job.precision.source = weight_dtype_source_;
+    // Nothing in the script asks for less than fp32 (no autocast, GradScaler, half-precision
+    // load or cast, trainer flag): that is what the script runs, read from it, so the interval
+    // does not reach down to bf16 as it does when no script was read (issue 25).
+    else job.precision.source = Source::derived("fp32: the script shows no autocast, GradScaler, half-precision load or cast");
   }
 
   void read_optimizer(JobSpec& job) {
