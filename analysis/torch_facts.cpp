@@ -46,6 +46,34 @@ bool is_torch_dataloader(const ModuleModel& model, TSNode call) {
   return true;
 }
 
+TSNode collate_upload(const ModuleModel& model, TSNode dataloader_call) {
+  constexpr unsigned kCollatePosition = 6;  // torch.utils.data.DataLoader's positional order
+  TSNode fn = keyword_arg(dataloader_call, "collate_fn", model.source());
+  if (is_null(fn)) fn = positional_arg(dataloader_call, kCollatePosition);
+  fn = unparenthesize(fn);
+  if (is_null(fn) || !is(fn, kinds().identifier)) return TSNode{};
+  const std::vector<int>* fs = model.functions_named(text_of(fn, model.source()));
+  if (!fs) return TSNode{};
+  TSNode first{};
+  for (int f : *fs) {
+    TSNode upload{};
+    model.for_each_call_in(model.functions()[f].node, [&](TSNode call) {
+      if (!is_null(upload) || !is(field(call, kinds().f_function), kinds().attribute)) return;
+      std::string_view leaf = model.callee_leaf(call);
+      if (leaf == "cuda") upload = call;
+      // `.to(device)` / `.to("cuda")`, not a dtype cast such as `.to(torch.float32)`
+      TSNode where = keyword_arg(call, "device", model.source());
+      if (is_null(where)) where = positional_arg(call, 0);
+      std::string_view target = is_null(where) ? std::string_view{} : text_of(where, model.source());
+      if (leaf == "to" && (target.find("cuda") != std::string_view::npos || target.find("device") != std::string_view::npos))
+        upload = call;
+    });
+    if (is_null(upload)) return TSNode{};
+    if (is_null(first)) first = upload;
+  }
+  return first;
+}
+
 std::string_view string_content(TSNode n, std::string_view src) {
   std::string_view t = text_of(n, src);
   size_t q = t.find_first_of("\"'");

@@ -18,6 +18,13 @@ namespace preflight::analysis {
 // import from a module that is not torch's may have bound it.
 bool is_torch_dataloader(const ModuleModel& model, TSNode call);
 
+// The first upload (`.cuda()`, or `.to(...)` of a device or "cuda") in the collate function a
+// torch DataLoader call is handed
+// (`collate_fn=` or the seventh positional argument, a name of a function of this file; every
+// function under that name must upload): the loader hands out device tensors, which pinning
+// (it raises on CUDA tensors) and forked workers cannot help. Null otherwise.
+TSNode collate_upload(const ModuleModel& model, TSNode dataloader_call);
+
 // The literal text of a plain or f-string, without prefix and quotes; empty for bytes.
 std::string_view string_content(TSNode string, std::string_view src);
 

@@ -41,7 +41,6 @@ using namespace preflight::analysis;
 // torch.utils.data.DataLoader's positional order.
 constexpr unsigned kNumWorkersPosition = 5;
 constexpr unsigned kPinMemoryPosition = 7;
-constexpr unsigned kCollatePosition = 6;
 
 struct Candidate {
   TSNode call;
@@ -172,29 +171,6 @@ struct Checker final : RuleCheck {
     return cls;
   }
 
-  // `DataLoader(ds, collate_fn=collate_fn)` with `collate_fn` a function of this file that
-  // calls `.cuda()` (round 60: a dialogue-state tracker's collate uploads every field of the
-  // batch): the loader hands out device tensors. Every function of that name must; returns the
-  // first upload, or null.
-  TSNode collate_moves_to_device(const Candidate& c) const {
-    Argument collate = argument(c.call, "collate_fn", kCollatePosition);
-    TSNode fn = unparenthesize(collate.value);
-    if (is_null(fn) || !is(fn, k.identifier)) return TSNode{};
-    const std::vector<int>* fs = ctx.model.functions_named(text_of(fn, ctx.source));
-    if (!fs) return TSNode{};
-    TSNode first{};
-    for (int f : *fs) {
-      TSNode upload{};
-      ctx.model.for_each_call_in(ctx.model.functions()[f].node, [&](TSNode call) {
-        if (is_null(upload) && ctx.model.callee_leaf(call) == "cuda" && is(field(call, k.f_function), k.attribute))
-          upload = call;
-      });
-      if (is_null(upload)) return TSNode{};
-      if (is_null(first)) first = upload;
-    }
-    return first;
-  }
-
   bool hands_back_only(TSNode n) const {
     if (is(n, k.call)) return false;
     if (is(n, k.subscript) && is(unparenthesize(field(n, k.f_value)), k.attribute)) return false;  // self.items[i]
@@ -254,7 +230,7 @@ struct Checker final : RuleCheck {
                   {{range_of(info.node), "`" + info.name + "` is defined here"}});
       return;
     }
-    if (TSNode moved = collate_moves_to_device(c); !is_null(moved)) {
+    if (TSNode moved = collate_upload(ctx.model, c.call); !is_null(moved)) {
       stay_silent("TG004", c.call,
                   "the batches are already on the device: the collate function moves them there (" +
                       quote_code(text_of(moved, ctx.source)) +

@@ -35,8 +35,9 @@
 // the reads and host builtins): the queue is already empty (TG007-NX30).
 // Silent too: per-element reads of a batch straight from torch's DataLoader, not rebound since
 // the loop over the loader bound it: the loader collates in host memory, so nothing waits
-// (TG007-NX31; a collate function or dataset `__getitem__` of the file that moves tensors to a
-// device voids it, PX31; a collate function of another file is trusted to stay on the host).
+// (TG007-NX31; the loader's collate function, read through its `collate_fn=` binding, or a
+// dataset `__getitem__` of the file that moves tensors to a device voids it, PX31; a collate
+// function of another file is trusted to stay on the host).
 #include <algorithm>
 #include <unordered_map>
 
@@ -81,15 +82,15 @@ struct Checker final : RuleCheck {
   std::unordered_map<const void*, TSNode> backward_in;       // loop -> its first backward call
   std::unordered_map<const void*, TSNode> step_backward_in;  // loop -> a backward directly in it
   std::unordered_map<const void*, TSNode> step_in;           // routine -> its first optimizer step
-  // host_batch read the file's collate functions and `__getitem__` methods: an edit to one may
-  // turn a silence into a finding in a unit that does not name it (context facts).
-  mutable bool read_collates = false;
+  // host_batch read the file's `__getitem__` methods: an edit to one may turn a silence into a
+  // finding in a unit that does not name the dataset class (context facts). The collate
+  // function is read through the loader's `collate_fn=` binding, which the units name.
+  mutable bool read_getitems = false;
 
   void context(std::vector<ContextFact>& facts) const override {
-    if (!read_collates) return;
+    if (!read_getitems) return;
     for (const FunctionInfo& fn : ctx.model.functions())
-      if (fn.name == "__getitem__" || names::contains(names::lower(fn.name), "collate"))
-        note_context(facts, "TG007 collate or __getitem__ " + fn.name, fn.node);
+      if (fn.name == "__getitem__") note_context(facts, "TG007 __getitem__", fn.node);
   }
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
@@ -537,7 +538,7 @@ struct Checker final : RuleCheck {
   };
   std::optional<HostBatch> host_batch(TSNode iterable, int scope) const {
     TSNode bare = unparenthesize(iterable);
-    if (!is(bare, k.identifier) || moves_in_collate_or_getitem()) return std::nullopt;
+    if (!is(bare, k.identifier) || getitem_moves_to_device()) return std::nullopt;
     std::string name(text_of(bare, ctx.source));
     TSNode stmt = bare;
     while (!is_null(ctx.model.parent(stmt)) && !is(ctx.model.parent(stmt), k.block)) stmt = ctx.model.parent(stmt);
@@ -553,22 +554,20 @@ struct Checker final : RuleCheck {
     return std::nullopt;
   }
 
-  // A torch DataLoader call, a name every reaching binding of which is one, or a call of a
-  // function of this file whose every return is one.
+  // A torch DataLoader call whose collate function does not upload the batch, a name every
+  // reaching binding of which is one, or a call of a function of this file whose every return
+  // is one.
   bool yields_torch_batches(TSNode e, int scope, int depth) const {
     e = unparenthesize(e);
     if (is_null(e) || depth > 3) return false;
     if (is(e, k.call)) {
-      if (is_torch_dataloader(ctx.model, e)) return true;
+      if (is_torch_dataloader(ctx.model, e)) return is_null(collate_upload(ctx.model, e));
       const FunctionInfo* fn = local_callee(ctx.model, e);
-      if (!fn) return false;
-      int fn_scope = ctx.model.scope_opened_by(fn->node);
-      bool any = false, all = true;
-      for_each_return(field(fn->node, k.f_body), [&](TSNode value) {
-        any = true;
-        all = all && yields_torch_batches(value, fn_scope, depth + 1);
-      });
-      return any && all;
+      if (!fn || fn->returns.empty()) return false;
+      for (TSNode ret : fn->returns)
+        if (ts_node_named_child_count(ret) == 0 || !yields_torch_batches(ts_node_named_child(ret, 0), fn->scope, depth + 1))
+          return false;
+      return true;
     }
     auto d = dotted_name(e, ctx.source);
     if (!d) return false;
@@ -579,22 +578,11 @@ struct Checker final : RuleCheck {
     return true;
   }
 
-  template <typename F>
-  void for_each_return(TSNode n, F&& f) const {
-    if (is_null(n) || is(n, k.function_definition) || is(n, k.lambda) || is(n, k.class_definition)) return;
-    if (is(n, k.return_statement)) {
-      TSNode v = ts_node_named_child(n, 0);
-      f(is_null(v) ? n : v);
-      return;
-    }
-    for_each_named_child(n, [&](TSNode c) { for_each_return(c, f); });
-  }
-
-  // Some collate function or dataset `__getitem__` of this file moves tensors to a device.
-  bool moves_in_collate_or_getitem() const {
-    read_collates = true;
+  // Some dataset `__getitem__` of this file moves tensors to a device.
+  bool getitem_moves_to_device() const {
+    read_getitems = true;
     for (const FunctionInfo& fn : ctx.model.functions()) {
-      if (fn.name != "__getitem__" && !names::contains(names::lower(fn.name), "collate")) continue;
+      if (fn.name != "__getitem__") continue;
       bool moves = false;
       ctx.model.for_each_call_in(fn.node, [&](TSNode c) {
         std::string_view leaf = ctx.model.callee_leaf(c);
