@@ -201,10 +201,12 @@ std::vector<TSRange> ranges_without(std::string_view text, const std::vector<Byt
   uint32_t begin = 0;
   TSPoint begin_point{0, 0};
   // tree-sitter's points: rows split at '\n' only (parse_view has no lone '\r'), byte columns.
+  // The breaks come in text order, so the rows are counted once, from the last point on.
+  uint32_t counted_to = 0, row = 0;
   auto point_at = [&](uint32_t byte) {
-    std::string_view before = text.substr(0, byte);
-    auto row = static_cast<uint32_t>(std::count(before.begin(), before.end(), '\n'));
-    size_t line_start = before.rfind('\n');
+    row += static_cast<uint32_t>(std::count(text.begin() + counted_to, text.begin() + byte, '\n'));
+    counted_to = byte;
+    size_t line_start = text.substr(0, byte).rfind('\n');
     return TSPoint{row, static_cast<uint32_t>(line_start == std::string_view::npos ? byte : byte - line_start - 1)};
   };
   for (ByteRange b : breaks) {
