@@ -254,4 +254,12 @@ bool names_an_optimizer(std::string_view l) { return l.find("optim") != std::str
 
 bool names_a_seed(std::string_view l) { return l.find("seed") != std::string_view::npos; }
 
+bool is_seed_everything_helper(std::string_view leaf) {
+  static constexpr std::string_view kNames[] = {"seed_everything", "set_seed",      "set_random_seed",
+                                                "seed_all",        "init_seeds",    "set_seeds",
+                                                "setup_seed",      "fix_seed",      "set_all_seeds",
+                                                "seed_torch",      "set_global_seeds"};
+  return std::find(std::begin(kNames), std::end(kNames), leaf) != std::end(kNames);
+}
+
 }  // namespace preflight::analysis::names

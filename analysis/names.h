@@ -50,6 +50,10 @@ bool names_an_optimizer(std::string_view lowered_last_segment);
 // TG008: an argument whose text names a seed (`opt.dset_seed`, `seed=args.seed`,
 // `SEED`), lower-cased: a value handed to a function so that it can seed.
 bool names_a_seed(std::string_view lowered_text);
+// TG008 and the project index: a seed-everything helper in common use (`seed_everything`,
+// `set_seed`, `init_seeds`, ...: Lightning, transformers, mmcv, YOLO repositories), which
+// seeds torch, NumPy and `random` together.
+bool is_seed_everything_helper(std::string_view leaf);
 
 // Library facts, read from a call's qualified name (not heuristics: what these modules are).
 bool is_tensor_function(std::string_view qualified);  // torch.stack, torch.nn.functional.relu, einops.rearrange

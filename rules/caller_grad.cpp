@@ -76,13 +76,13 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
   CallerVerdict v;
   v.grad = CallerGrad::NoGrad;
   auto unknown = [&](TSNode at, std::string why) {
-    if (v.grad == CallerGrad::NoGrad) v = {CallerGrad::Unknown, at, std::move(why), {}};
+    if (v.grad == CallerGrad::NoGrad) v = {CallerGrad::Unknown, at, std::move(why), {}, {}, false};
   };
   if (TSNode ref = escaping_reference(fn); !is_null(ref)) {
     note( about + "passed as a value", ref);
     return {CallerGrad::Unknown, ref,
             "`" + fn.name + "` is passed on as a value here, so not every caller can be seen",
-            {}};
+            {}, {}, false};
   }
   size_t calls = 0;
   ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
@@ -135,14 +135,60 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
       via = CallerGrad::Unknown;
       why = quote_code(text_of(call, ctx.source)) + " may call another class's `" + fn.name + "()`";
     }
-    if (via == CallerGrad::Grad) v = {CallerGrad::Grad, call, {}, {}};
+    if (via == CallerGrad::Grad) v = {CallerGrad::Grad, call, {}, {}, {}, false};
     else unknown(call, why.empty() ? "a caller's own callers cannot be seen" : why);
   });
-  if (calls == 0)
+  if (calls == 0) {
+    if (ctx.project) return read_project(fn, about);
     return {CallerGrad::Unknown, field(fn.node, k.f_name),
             "no call of `" + fn.name + "()` in this file: whether its callers disable autograd is a guess",
-            {}};
+            {}, {}, false};
+  }
   return v;
+}
+
+// No call here: the project's other files decide, their calls matched by name (a naming
+// step, so they may only quiet the finding: silence when every one runs under no_grad, a note
+// when there is none).
+CallerVerdict CallerGradAnalysis::read_project(const FunctionInfo& fn, const std::string& about) {
+  TSNode name = field(fn.node, k.f_name);
+  ProjectCallers p = ctx.project->callers(fn.name, ctx.project_path);
+  CallerVerdict v{CallerGrad::Unknown, name, {}, {}, {}, false};
+  switch (p.kind) {
+    case ProjectCallers::Kind::NoGrad:
+      note(about + "project: every call under no_grad", name);
+      v.grad = CallerGrad::NoGrad;
+      v.project_no_grad = std::move(p.no_grad_calls);
+      break;
+    case ProjectCallers::Kind::NoCall:
+      note(about + "project: no call", name);
+      v.why = "no call of `" + fn.name + "()` in this file or any other file of the project: dead code, or called "
+              "from outside it";
+      v.uncalled_in_project = true;
+      break;
+    case ProjectCallers::Kind::Other:
+      note(about + "project: " + p.why, name);
+      v.why = "no call of `" + fn.name + "()` in this file, and in the project's other files " + p.why +
+              ": whether its callers disable autograd is a guess";
+      break;
+  }
+  return v;
+}
+
+std::string CallerGradAnalysis::no_grad_callers(const CallerVerdict& v) const {
+  if (!v.project_no_grad.empty())
+    return "every call of a routine of this name in the project's other files (matched by name)";
+  return "every caller in this file";
+}
+
+std::vector<EvidenceStep> CallerGradAnalysis::no_grad_evidence(int function, const CallerVerdict& v) const {
+  std::vector<EvidenceStep> ev;
+  for (TSNode call : v.no_grad_calls)
+    ev.push_back({range_of(call), quote_code(text_of(call, ctx.source)) + " runs under no_grad"});
+  TSNode name = field(ctx.model.functions()[function].node, k.f_name);
+  for (const std::string& at : v.project_no_grad)
+    ev.push_back({range_of(name), "the call at " + at + " runs under no_grad (matched by name: a naming step)"});
+  return ev;
 }
 
 // `Predictor(m).infer(x)` / `p.infer(x)` with `p = Predictor(m)`: the receiver is an

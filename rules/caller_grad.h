@@ -27,6 +27,10 @@ struct CallerVerdict {
   TSNode witness{};    // Grad: the call with autograd on; Unknown: the unresolved step
   std::string why;     // Unknown: what cannot be seen
   std::vector<TSNode> no_grad_calls;  // the calls that run under no_grad
+  // The other files of the project (analysis/project_index.h), read only when this file has
+  // no call of the routine: NoGrad by their calls ("path:line"), or no call there either.
+  std::vector<std::string> project_no_grad;
+  bool uncalled_in_project = false;  // Unknown: no file of the project calls it
 };
 
 class CallerGradAnalysis {
@@ -41,12 +45,17 @@ class CallerGradAnalysis {
   // The call provably runs `function`: a call by its name in this file, or `obj.f(...)` on an
   // object bound to an instance of f's class (`self.policy = ActorCritic(...).to(device)`).
   bool runs(TSNode call, int function) const;
+  // For a NoGrad verdict: who runs it under no_grad (the callers in this file, or the calls
+  // in the project's other files, matched by name), and the evidence, one step per call.
+  std::string no_grad_callers(const CallerVerdict& v) const;
+  std::vector<analysis::EvidenceStep> no_grad_evidence(int function, const CallerVerdict& v) const;
   // The context facts the verdicts so far read, sorted and without duplicates.
   void report(std::vector<analysis::ContextFact>& out) const;
 
  private:
   CallerVerdict verdict(int function, std::vector<int>& visiting);
   CallerVerdict read_callers(int function, std::vector<int>& visiting);
+  CallerVerdict read_project(const analysis::FunctionInfo& fn, const std::string& about);
   bool instance_of(TSNode recv, int cls, TSNode at) const;
   TSNode escaping_reference(const analysis::FunctionInfo& fn) const;
   void note(std::string what, TSNode at);

@@ -128,7 +128,9 @@ void analyze(std::string_view text, TSNode root, const CheckOptions& options, co
   ModuleModel model(root, text);
   Provenance provenance(model, interrupt);
   Reachability reachability(model, provenance);
-  RuleContext ctx{text, root, model, provenance, reachability, options.target_gpu};
+  const analysis::ProjectIndex* project =
+      options.project && options.project->has_other_files(options.project_path) ? options.project.get() : nullptr;
+  RuleContext ctx{text, root, model, provenance, reachability, options.target_gpu, project, options.project_path};
   std::vector<std::unique_ptr<RuleCheck>> checks;
   std::vector<Visitor*> visitors{&reachability.collector()};
   for (const RuleMeta& rule : all_rules()) {

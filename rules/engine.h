@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "analysis/budget.h"
 #include "analysis/findings.h"
+#include "analysis/project_index.h"
 #include "analysis/syntax.h"
 
 namespace preflight::rules {
@@ -31,6 +33,11 @@ struct CheckOptions {
   // budget a front end passes to check_parsed, so the CLI and the server agree on it.
   size_t max_nodes = kDefaultMaxNodes;
   static constexpr size_t kDefaultMaxNodes = 8'000'000;
+  // The other files of the run (the CLI's checked files, the server's workspace folder) and
+  // this file's path among them (analysis/project_index.h). Null: the file alone. Compared
+  // by identity: a new index is a new project.
+  std::shared_ptr<const analysis::ProjectIndex> project;
+  std::string project_path;
   friend bool operator==(const CheckOptions&, const CheckOptions&) = default;
 };
 

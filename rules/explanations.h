@@ -38,7 +38,9 @@ Severity
   evidence says which step is the weak one. In a routine that never backwards, autograd is
   on only if its callers leave it on: an error needs a caller in this file seen running it
   with autograd on; with no caller here it is a warning that says so, and when every caller
-  here runs it under no_grad nothing is reported (the silence lists the calls). A `.detach()`
+  here runs it under no_grad nothing is reported (the silence lists the calls). With no
+  caller here, the project's other files (the run's files, or the editor's workspace) are
+  read, their calls matched by name: every one under no_grad means nothing is reported. A `.detach()`
   after the graph was consumed is safe only on the value the backward ran over itself.
 
 Not flagged
@@ -92,7 +94,12 @@ Severity
   An error when the routine trains, or when a caller in the file is seen running it with
   autograd on. When no caller is in the file (or the function is passed on as a value, or
   called on an object of unknown class), whether its callers disable autograd is a guess:
-  a warning, and the evidence says so.
+  a warning, and the evidence says so. Then the project's other files (the files of the run,
+  or the editor's workspace folders) are read, their calls matched by the routine's name (a
+  naming step, so they only ever lower the finding): when every call there runs under
+  no_grad / inference_mode (directly or through up to four callers) nothing is reported, and
+  when no file of the project calls the routine or lets it leave as a value it is a note
+  (dead code, or called from outside the project).
 
 Not flagged
   Forward passes inside no_grad / inference_mode / set_grad_enabled(False) (block,
@@ -381,7 +388,10 @@ Not flagged
   `__main__` smoke test that backwards once; shown as a silence); draws in helpers the
   training code never calls; draws through an explicit `generator=`; Lightning files; a
   library module that seeds nothing, has no entry point and no loop that backwards and steps
-  (the program importing it seeds); a library seed-everything helper (a local `set_seed` is
+  (the program importing it seeds); a module with no entry point whose training loop draws
+  from generators that other files of the project (the run's files, or the editor's
+  workspace) all seed (a project-level step: which program runs the module is not followed);
+  a library seed-everything helper (a local `set_seed` is
   judged by what its body seeds). A seed handed to another project module's function before
   the draw (`data_prep(..., args.seed)`) may seed there: the finding is then a note. Bare names
   are resolved through the

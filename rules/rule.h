@@ -8,6 +8,7 @@
 
 #include "analysis/findings.h"
 #include "analysis/module_model.h"
+#include "analysis/project_index.h"
 #include "analysis/provenance.h"
 #include "analysis/reachability.h"
 #include "analysis/syntax.h"
@@ -23,6 +24,9 @@ struct RuleContext {
   const analysis::Provenance& provenance;
   const analysis::Reachability& reachability;
   std::string_view target_gpu;  // CheckOptions::target_gpu (TG010); empty: none
+  // CheckOptions::project, when it holds files other than this one (project_path); else null.
+  const analysis::ProjectIndex* project = nullptr;
+  std::string_view project_path;
 };
 
 // A rule sees every node of the shared traversal (enter/leave, with scope and loop state),

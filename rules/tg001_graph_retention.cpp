@@ -1147,13 +1147,10 @@ void Check::finish(std::vector<Finding>& out) {
     if (int f = ctx.model.enclosing_function(c.scope); f >= 0 && !consumed && !ctx.model.functions()[f].calls_backward) {
       verdict = callers_.verdict(f);
       if (verdict.grad == CallerGrad::NoGrad) {
-        std::vector<EvidenceStep> ev;
-        for (TSNode call : verdict.no_grad_calls)
-          ev.push_back({range_of(call), quote_code(text_of(call, ctx.source)) + " runs under no_grad"});
         stay_silent("TG001", c.stored,
-                    "every caller in this file runs `" + ctx.model.functions()[f].name +
+                    callers_.no_grad_callers(verdict) + " runs `" + ctx.model.functions()[f].name +
                         "()` under no_grad / inference_mode: the stored values carry no graph",
-                    std::move(ev));
+                    callers_.no_grad_evidence(f, verdict));
         continue;
       }
       callers = &verdict;

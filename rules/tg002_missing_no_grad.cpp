@@ -449,13 +449,10 @@ struct Checker final : RuleCheck {
     if (u.function >= 0 && !backwards) {
       callers = callers_.verdict(u.function);
       if (callers.grad == CallerGrad::NoGrad) {
-        std::vector<EvidenceStep> ev;
-        for (TSNode call : callers.no_grad_calls)
-          ev.push_back({range_of(call), quote_code(text_of(call, ctx.source)) + " runs under no_grad"});
         stay_silent("TG002", kept->call,
-                    "every caller in this file runs " + unit_label(u) +
+                    callers_.no_grad_callers(callers) + " runs " + unit_label(u) +
                         " under no_grad / inference_mode, so autograd is already off here",
-                    std::move(ev));
+                    callers_.no_grad_evidence(u.function, callers));
         return;
       }
     }
@@ -694,6 +691,8 @@ struct Checker final : RuleCheck {
                      (is_null(c.eval_mode_call) || returned_directly(c.call)) &&
                      ctx.provenance.return_value(u.function).graph != Graph::Free;
     if (hands_out) f.severity = Severity::Note;
+    // No file of the project calls the routine: it costs no GPU memory here (TG002-NX58).
+    if (guess && callers.uncalled_in_project) f.severity = Severity::Note;
     TSNode volatile_input = volatile_variable_input(u, c.call);
     if (!is_null(volatile_input)) f.severity = Severity::Note;
     TSNode unseen_maker = is_null(volatile_input) ? input_from_unseen_helper(u, c.call) : TSNode{};
@@ -746,7 +745,9 @@ struct Checker final : RuleCheck {
                                                              " runs " + unit_label(u) + " with autograd on"});
       else if (!is_null(callers.witness))
         f.evidence.push_back({range_of(callers.witness),
-                              callers.why + (hands_out ? " (weak step)" : " (weak step: reported as a warning)")});
+                              callers.why + (hands_out ? " (weak step)"
+                                             : callers.uncalled_in_project ? " (weak step: reported as a note)"
+                                                                           : " (weak step: reported as a warning)")});
       if (hands_out)
         f.evidence.push_back({range_of(field(ctx.model.functions()[u.function].node, k.f_name)),
                               "what it returns may carry the forward's graph to those callers, which may "

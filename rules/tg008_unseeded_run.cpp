@@ -34,6 +34,7 @@
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/project_index.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -53,11 +54,6 @@ constexpr std::string_view kStdlibDraws[] = {"random", "randint", "randrange", "
 // numpy.random functions that draw nothing.
 constexpr std::string_view kNumpyNonDraws[] = {"seed", "default_rng", "get_state", "set_state", "RandomState",
                                                "Generator", "SeedSequence", "BitGenerator", "PCG64", "MT19937"};
-// Names of seed-everything helpers in common use (a naming heuristic for imported helpers; a
-// local one is judged by its body): Lightning, transformers, mmcv, YOLO repositories, ...
-constexpr std::string_view kSeedEverything[] = {"seed_everything", "set_seed",  "set_random_seed", "seed_all",
-                                                "init_seeds",      "set_seeds", "setup_seed",      "fix_seed",
-                                                "set_all_seeds",   "seed_torch"};
 // Launchers that seed torch, NumPy and `random` with their `seed=` argument (ColossalAI's
 // `launch*` call its own seed-everything helper).
 constexpr std::string_view kSeedingLaunchers[] = {"colossalai.launch", "colossalai.launch_from_torch",
@@ -143,7 +139,7 @@ struct Checker final : RuleCheck {
       first_backward = call;
     }
     auto q = ctx.model.qualified_callee(call);
-    if (in(kSeedEverything, leaf) && !(is(callee, k.identifier) && ctx.model.functions_named(leaf))) {
+    if (names::is_seed_everything_helper(leaf) && !(is(callee, k.identifier) && ctx.model.functions_named(leaf))) {
       if (is_null(seeds_everything)) seeds_everything = call;
       return;
     }
@@ -334,6 +330,23 @@ struct Checker final : RuleCheck {
     // A loop that backwards but steps nothing (round 42: a virtual-adversarial perturbation's
     // power iteration in a decoder module) computes a gradient for its caller and trains
     // nothing itself (TG008-NX24).
+    // The same module with its own training loop, and another file of the project seeds every
+    // generator it draws from: the program that runs it starts there (round 63: TreeLSTM's
+    // trainer, seeded by main.py; round 64: a DQN agent module, seeded by the `learn` helper
+    // that loads it). Which file runs which is not followed: a project-level step.
+    if (have.empty() && is_null(cuda_seed) && is_null(entry_point()) && ctx.project) {
+      static constexpr uint8_t kBit[kGenCount] = {kSeedsTorch, kSeedsNumpy, kSeedsRandom};
+      std::vector<EvidenceStep> ev;
+      for (int g : missing)
+        if (std::string at = ctx.project->seeded_elsewhere(kBit[g], ctx.project_path); !at.empty())
+          ev.push_back({range_of(draw), "the project seeds " + std::string(kGenName[g]) + " at " + at +
+                                            " (another file: a project-level step)"});
+      if (ev.size() == missing.size())
+        return stay_silent("TG008", draw,
+                           "a module without an entry point, run by a program elsewhere in the project, and "
+                           "another file of the project seeds every generator it draws from",
+                           std::move(ev));
+    }
     if (have.empty() && is_null(cuda_seed) && is_null(entry_point()) && is_null(first_stepping_loop()))
       return stay_silent("TG008", draw,
                          "a library module: its top level only imports, defines and assigns constants and no "

@@ -14,6 +14,7 @@
 #include "server/cli/file_io.h"
 #include "server/cli/number_options.h"
 #include "server/cli/parallel.h"
+#include "server/cli/project_scan.h"
 #include "server/cli/report_github.h"
 #include "server/cli/report_json.h"
 #include "server/cli/report_sarif.h"
@@ -182,11 +183,17 @@ constexpr std::size_t kWaitingFilesPerJob = 64;
 void check_all(const std::vector<SourceFile>& files, const std::vector<ConfigGroup>& groups,
                const CheckSettings& s, const SourceChecker& checker, RunAssembler& run) {
   bool plan = s.fix_mode != FixMode::Off;
+  // The files of the run are one project: what the others call decides some findings.
+  bool project = std::any_of(groups.begin(), groups.end(),
+                             [](const ConfigGroup& g) { return reads_project(g.settings.options); });
+  std::shared_ptr<const analysis::ProjectIndex> index = project ? index_project(files, s.jobs) : nullptr;
   ordered_parallel_for<FileOutcome>(
       files.size(), s.jobs, kWaitingFilesPerJob * std::max(1u, s.jobs),
       [&](std::size_t i) {
-        return check_file(files[i], groups[files[i].group].settings.options, plan,
-                          s.explain_silence, checker, s.fix_scope);
+        rules::CheckOptions options = groups[files[i].group].settings.options;
+        options.project = index;
+        options.project_path = files[i].location;
+        return check_file(files[i], options, plan, s.explain_silence, checker, s.fix_scope);
       },
       [&](FileOutcome&& outcome) { run.take(std::move(outcome)); });
 }

@@ -16,6 +16,7 @@
 #include "rules/incremental.h"
 #include "server/cli/config.h"
 #include "server/cli/file_io.h"
+#include "server/cli/project_scan.h"
 #include "server/cli/time_budget.h"
 #include "server/cli/version.h"
 #include "server/lsp/client_capabilities.h"
@@ -164,6 +165,13 @@ struct LanguageServer::Impl {
   // entry per uri ever opened.
   std::map<std::string, std::shared_ptr<PublishChannel>> channels;
   std::vector<fs::path> folders;
+  // The workspace project (analysis/project_index.h): every Python file of the folders as
+  // saved on disk, summarised on the pool; an open document's own entry is never read for it,
+  // so its live text decides for itself. Rebuilt when the folders change, a file is saved or
+  // watched files change; each rebuild re-checks the open documents.
+  std::shared_ptr<const analysis::ProjectIndex> project;
+  std::map<std::string, analysis::FileCalls> project_files;  // by absolute normal path
+  int project_generation = 0;
   asio::steady_timer parent_watch;
   int parent_pid = 0;
   int settings_generation = 0;
@@ -639,7 +647,7 @@ struct LanguageServer::Impl {
     if (m == "workspace/didChangeConfiguration") return did_change_configuration(n.params);
     if (m == "workspace/didChangeWatchedFiles") return did_change_watched_files();
     if (m == "workspace/didChangeWorkspaceFolders") return did_change_folders(n.params);
-    if (m == "textDocument/didSave") return reread_config_if_changed(uri_to_path(require_uri(n.params)));
+    if (m == "textDocument/didSave") return did_save(uri_to_path(require_uri(n.params)));
     // Everything else: nothing to do (unknown notifications are ignored).
   }
 
@@ -654,6 +662,54 @@ struct LanguageServer::Impl {
                      [](const protocol::Response&) {});
     }
     pull_configuration();
+    index_project();
+  }
+
+  // --- the workspace project --------------------------------------------------------------
+
+  void did_save(const std::optional<fs::path>& path) {
+    reread_config_if_changed(path);
+    if (!path || path->extension() != ".py") return;
+    std::string key = path->lexically_normal().string();
+    if (!project_files.count(key)) return;  // not one of the project's files
+    int generation = project_generation;
+    post_guarded(pool, "project summary", nullptr, [this, key, generation] {
+      analysis::FileCalls summary = server::summarize_file(key);
+      post_guarded(control, "project summary", nullptr, [this, key, generation, summary = std::move(summary)]() mutable {
+        if (generation != project_generation) return;  // a full re-index is on its way
+        project_files[key] = std::move(summary);
+        rebuild_project();
+      });
+    });
+  }
+
+  // Summarises every file of the folders on the pool, then swaps the index in.
+  void index_project() {
+    int generation = ++project_generation;
+    post_guarded(pool, "project index", nullptr,
+                 [this, generation, folders = folders, init = init_settings, workspace = workspace_settings] {
+      std::map<std::string, analysis::FileCalls> files;
+      for (const server::SourceFile& f : workspace_files(folders, init, workspace)) {
+        if (stopping.load()) return;
+        std::string key = fs::absolute(f.location).lexically_normal().string();
+        files.emplace(key, server::summarize_file(key));
+      }
+      post_guarded(control, "project index", nullptr, [this, generation, files = std::move(files)]() mutable {
+        if (generation != project_generation) return;
+        project_files = std::move(files);
+        options.log->info("project: {} files indexed", project_files.size());
+        rebuild_project();
+      });
+    });
+  }
+
+  void rebuild_project() {
+    std::vector<analysis::FileCalls> files;
+    files.reserve(project_files.size());
+    for (const auto& [path, summary] : project_files) files.push_back(summary);
+    bool had = project != nullptr;
+    project = files.size() >= 2 ? std::make_shared<const analysis::ProjectIndex>(std::move(files)) : nullptr;
+    if (had || project) refresh_all();  // a folder of one file has no project: nothing changes
   }
 
   void pull_configuration() {
@@ -834,6 +890,7 @@ struct LanguageServer::Impl {
     };
     for (const fs::path& gone : paths(event.value("removed", json()))) std::erase(folders, gone);
     for (const fs::path& added : paths(event.value("added", json()))) folders.push_back(added);
+    index_project();
   }
 
   // New settings for every open document; those whose settings changed are re-analysed (and
@@ -863,7 +920,12 @@ struct LanguageServer::Impl {
   // Control strand: the nearest configuration file (cached per directory until a watched
   // file changes), merged with the client's layers.
   std::shared_ptr<const EffectiveSettings> settings_for(const fs::path& file) {
-    return std::make_shared<EffectiveSettings>(merge(project_config(file.parent_path()), init_settings, workspace_settings));
+    EffectiveSettings s = merge(project_config(file.parent_path()), init_settings, workspace_settings);
+    if (project) {
+      s.options.project = project;
+      s.options.project_path = file.lexically_normal().string();
+    }
+    return std::make_shared<EffectiveSettings>(std::move(s));
   }
 
   server::Config project_config(const fs::path& dir) {

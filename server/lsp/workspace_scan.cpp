@@ -1,5 +1,7 @@
 #include "server/lsp/workspace_scan.h"
 
+#include "server/cli/project_scan.h"
+
 #include <algorithm>
 #include <atomic>
 #include <fstream>
@@ -81,7 +83,8 @@ json report_link_outside(const WorkspaceScan& scan, const server::LinkOutside& l
   return {{"uri", uri}, {"version", nullptr}, {"kind", "full"}, {"items", json::array({not_analysed_diagnostic(reason)})}};
 }
 
-json report_for(const WorkspaceScan& scan, const server::SourceFile& file, SettingsCache& settings) {
+json report_for(const WorkspaceScan& scan, const server::SourceFile& file, SettingsCache& settings,
+               const std::shared_ptr<const analysis::ProjectIndex>& project) {
   fs::path path = fs::absolute(file.location).lexically_normal();
   std::string uri = path_to_uri(path);
   server::ReadResult read = read_document_file(path);
@@ -90,7 +93,12 @@ json report_for(const WorkspaceScan& scan, const server::SourceFile& file, Setti
     return {{"uri", uri}, {"version", nullptr}, {"kind", "full"}, {"items", json::array({not_analysed_diagnostic(read.error)})}};
   }
   auto effective = settings.for_dir(path.parent_path());
-  rules::CheckResult result = server::check_within(*read.text, effective->options, scan.file_budget);
+  rules::CheckOptions options = effective->options;
+  if (project) {
+    options.project = project;
+    options.project_path = path.string();
+  }
+  rules::CheckResult result = server::check_within(*read.text, options, scan.file_budget);
   Snapshot snapshot(uri, 0, std::move(*read.text), scan.caps->encoding, std::move(result), effective, *scan.caps);
   auto previous = scan.previous.find(uri);
   if (previous != scan.previous.end() && previous->second == snapshot.result_id)
@@ -103,6 +111,21 @@ json report_for(const WorkspaceScan& scan, const server::SourceFile& file, Setti
 
 server::ReadResult read_document_file(const fs::path& path) { return server::read_source_file(path); }
 
+std::vector<server::SourceFile> workspace_files(const std::vector<fs::path>& folders, const ClientSettings& init_settings,
+                                                const ClientSettings& workspace_settings) {
+  WorkspaceScan scan;
+  scan.init_settings = init_settings;
+  scan.workspace_settings = workspace_settings;
+  SettingsCache settings(scan);
+  std::vector<server::SourceFile> files;
+  std::vector<server::LinkOutside> outside;
+  for (const fs::path& folder : folders) {
+    auto found = files_of(folder, settings, outside);
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
+}
+
 std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
   SettingsCache settings(scan);
   progress(scan, {{"kind", "begin"}, {"title", "preflight: checking the workspace"}, {"percentage", 0}});
@@ -112,6 +135,10 @@ std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
     auto found = files_of(folder, settings, outside);
     files.insert(files.end(), found.begin(), found.end());
   }
+  // The project, keyed by the paths report_for checks them under.
+  std::vector<server::SourceFile> keyed = files;
+  for (server::SourceFile& f : keyed) f.location = fs::absolute(f.location).lexically_normal().string();
+  std::shared_ptr<const analysis::ProjectIndex> project = server::index_project(keyed, std::max(1u, scan.threads));
   // Files are checked in parallel; reports, batches and progress go through one mutex, so
   // every message is whole and the counts are exact. The report order is not meaningful.
   json items = json::array();
@@ -127,7 +154,7 @@ std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
       return;
     }
     fs::path path = fs::absolute(files[i].location).lexically_normal();
-    json report = scan.open_uris.count(path_to_uri(path)) ? json(nullptr) : report_for(scan, files[i], settings);
+    json report = scan.open_uris.count(path_to_uri(path)) ? json(nullptr) : report_for(scan, files[i], settings, project);
     std::lock_guard lock(mu);
     if (!report.is_null()) (scan.partial_token.is_null() ? items : batch).push_back(std::move(report));
     if (batch.size() >= kPartialBatch) {

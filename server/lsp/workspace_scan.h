@@ -6,7 +6,9 @@
 // (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why, and
 // so is a symbolic link whose target lies outside the folder: the scan never follows it.
 // Streams partial results and $/progress when the client gave tokens. Runs on a pool thread;
-// reads only its inputs.
+// reads only its inputs. The files it finds are one project (analysis/project_index.h),
+// summarised first, as `check` does with the files of a run, so the scan reports what a CLI
+// check of the folders reports.
 #pragma once
 
 #include <chrono>
@@ -21,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/cli/discovery.h"
 #include "server/cli/file_io.h"
 #include "server/lsp/client_capabilities.h"
 #include "server/lsp/settings.h"
@@ -43,6 +46,12 @@ struct WorkspaceScan {
   // also listed with one information diagnostic saying why.
   std::function<void(const std::string&, const std::string&)> not_read;
 };
+
+// The Python files of the folders, found as the scan finds them (their configured excludes,
+// .gitignore, no link out of a folder): the language server's project.
+std::vector<server::SourceFile> workspace_files(const std::vector<std::filesystem::path>& folders,
+                                                const ClientSettings& init_settings,
+                                                const ClientSettings& workspace_settings);
 
 // The WorkspaceDiagnosticReport, or nullopt when cancelled.
 std::optional<nlohmann::json> run_workspace_scan(const WorkspaceScan& scan);

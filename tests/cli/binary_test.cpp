@@ -662,5 +662,23 @@ TEST(Binary, LinksInsideTheRootAreFollowedOnceWithoutLoops) {
   EXPECT_TRUE(j["failures"].empty()) << r.out;
 }
 
+// Issue 23: the files of one run are one project. A routine no call in its own file runs, and
+// which the other file runs only under no_grad, is reported when the file is checked alone and
+// not when the folder is.
+TEST(Binary, TheFilesOfARunAreOneProject) {
+  TempDir dir;
+  dir.write("evaluation.py",
+            "import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n    hits = 0\n"
+            "    for x, y in loader:\n        out = model(x)\n        hits += (out.argmax(1) == y).sum().item()\n"
+            "    return hits\n");
+  dir.write("main.py", "import torch\nfrom evaluation import evaluate\nwith torch.no_grad():\n    evaluate(m, v)\n");
+  RunResult alone = run_preflight({"check", "--select", "TG002", "--format", "json", "evaluation.py"}, dir.path().string());
+  EXPECT_NE(alone.out.find("\"code\": \"TG002\""), std::string::npos) << alone.out;
+  RunResult both = run_preflight({"check", "--select", "TG002", "--format", "json", "--explain-silence", "."},
+                                 dir.path().string());
+  EXPECT_EQ(both.out.find("\"severity\": \"warning\""), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("main.py:4 runs under no_grad"), std::string::npos) << both.out;
+}
+
 }  // namespace
 }  // namespace preflight::server

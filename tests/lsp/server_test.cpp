@@ -845,5 +845,37 @@ TEST(LspConfiguration, PullsWorkspaceConfigurationAndRegistersWatchers) {
   EXPECT_EQ(find_code(pulled["items"], "TG001"), nullptr) << pulled.dump(2);
 }
 
+// Issue 23: the workspace folders are one project, as the files of a CLI run are. A routine
+// the open file never calls, which another file of the folder runs only under no_grad, is not
+// reported once the folder is indexed; when that file is saved calling it with autograd on,
+// the warning comes back.
+TEST(LspDiagnostics, TheWorkspaceFolderIsOneProject) {
+  fs::path root = fs::temp_directory_path() / ("pf-lsp-project-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string evaluation =
+      "import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n    hits = 0\n"
+      "    for x, y in loader:\n        out = model(x)\n        hits += (out.argmax(1) == y).sum().item()\n"
+      "    return hits\n";
+  std::ofstream(root / "evaluation.py") << evaluation;
+  std::ofstream(root / "main.py") << "import torch\nfrom evaluation import evaluate\nwith torch.no_grad():\n    evaluate(m, v)\n";
+  std::string uri = lsp::path_to_uri(root / "evaluation.py");
+  auto lsp = start();
+  lsp.initialize(testing::neovim07_capabilities(), {{"workspaceFolders", {{{"uri", lsp::path_to_uri(root)}, {"name", "ws"}}}}});
+  lsp.notify("textDocument/didOpen", open_params(uri, evaluation));
+  auto quiet = lsp.wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
+    return p["uri"] == uri && find_code(p["diagnostics"], "TG002") == nullptr;
+  });
+  ASSERT_TRUE(quiet);
+  std::ofstream(root / "main.py") << "import torch\nfrom evaluation import evaluate\nevaluate(m, v)\n";
+  lsp.notify("textDocument/didSave", {{"textDocument", {{"uri", lsp::path_to_uri(root / "main.py")}}}});
+  auto back = lsp.wait_notification("textDocument/publishDiagnostics", [&](const json& p) {
+    return p["uri"] == uri && find_code(p["diagnostics"], "TG002") != nullptr;
+  });
+  ASSERT_TRUE(back);
+  EXPECT_EQ((*find_code((*back)["diagnostics"], "TG002"))["severity"], 2);  // a warning
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace preflight

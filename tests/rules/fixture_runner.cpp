@@ -7,7 +7,10 @@
 #include <sstream>
 #include <system_error>
 
+#include <memory>
+
 #include "analysis/line_index.h"
+#include "analysis/project_index.h"
 #include "rules/engine.h"
 
 namespace preflight::tests {
@@ -284,10 +287,31 @@ std::string describe_text_mismatch(std::string_view expected, std::string_view a
   return out.str();
 }
 
-rules::CheckOptions options_for(const FixtureSpec& spec) {
+// A fixture in a folder that holds a file named PROJECT is one file of a project: it is
+// checked with the index of every fixture in that folder (analysis/project_index.h), as the
+// CLI checks the files of one run.
+std::shared_ptr<const analysis::ProjectIndex> project_of(const std::filesystem::path& path) {
+  std::filesystem::path dir = path.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / "PROJECT", ec)) return nullptr;
+  std::vector<std::filesystem::path> members;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.ends_with(".py") && !name.ends_with(".fixed.py")) members.push_back(e.path());
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<analysis::FileCalls> files;
+  for (const auto& m : members)
+    if (auto t = read_text(m)) files.push_back(analysis::summarize_calls(*t, m.string()));
+  return std::make_shared<const analysis::ProjectIndex>(std::move(files));
+}
+
+rules::CheckOptions options_for(const FixtureSpec& spec, const std::filesystem::path& path) {
   rules::CheckOptions options;
   options.select = spec.checks;
   options.target_gpu = spec.target_gpu;
+  options.project = project_of(path);
+  if (options.project) options.project_path = path.string();
   return options;
 }
 
@@ -350,7 +374,7 @@ std::string check_fixed_findings_gone(std::string_view original,
 
 std::string check_fixes(const std::filesystem::path& fixed_path, std::string_view text,
                         const std::vector<analysis::Finding>& findings,
-                        const FixtureSpec& spec) {
+                        const FixtureSpec& spec, const rules::CheckOptions& options) {
   auto expected_fixed = read_text(fixed_path);
   if (!expected_fixed) return "cannot read " + fixed_path.string() + "\n";
   FixOutcome outcome = apply_safe_fixes(text, findings);
@@ -360,7 +384,7 @@ std::string check_fixes(const std::filesystem::path& fixed_path, std::string_vie
     return report + "a .fixed.py exists but no finding offers a safe fix\n";
   if (outcome.text != *expected_fixed)
     report += describe_text_mismatch(*expected_fixed, outcome.text);
-  rules::CheckResult rerun = rules::check_source(outcome.text, options_for(spec));
+  rules::CheckResult rerun = rules::check_source(outcome.text, options);
   report += check_syntax_after_fix(rerun, outcome.text);
   report += check_fixed_findings_gone(text, findings, outcome, checked_findings(rerun, spec));
   return report;
@@ -563,7 +587,8 @@ std::string run_fixture(const std::filesystem::path& path) {
   FixtureSpec spec = parse_fixture(*text);
   if (!spec.problems.empty()) return describe_problems(spec.problems);
 
-  rules::CheckResult result = rules::check_source(*text, options_for(spec));
+  rules::CheckOptions options = options_for(spec, path);
+  rules::CheckResult result = rules::check_source(*text, options);
   std::string report = check_status(result, *text);
   std::vector<analysis::Finding> findings = checked_findings(result, spec);
   std::vector<ReportedFinding> reported = describe_findings(*text, findings);
@@ -578,7 +603,7 @@ std::string run_fixture(const std::filesystem::path& path) {
   std::filesystem::path fixed_path = fixed_sibling(path);
   std::error_code ec;
   if (std::filesystem::exists(fixed_path, ec))
-    report += check_fixes(fixed_path, *text, findings, spec);
+    report += check_fixes(fixed_path, *text, findings, spec, options);
   else
     report += check_no_safe_fix(reported);
   return report;
