@@ -254,6 +254,15 @@ bool names_an_optimizer(std::string_view l) { return l.find("optim") != std::str
 
 bool names_a_seed(std::string_view l) { return l.find("seed") != std::string_view::npos; }
 
+bool names_a_model_collection(std::string_view l) {
+  static constexpr std::string_view kParts[] = {"net", "model", "optim", "disc", "gen", "head", "expert",
+                                                "critic", "agent", "layer", "block", "scheduler"};
+  static constexpr std::string_view kData[] = {"data", "load", "batch", "sample", "example", "image", "text"};
+  auto has = [&](std::string_view part) { return l.find(part) != std::string_view::npos; };
+  return std::any_of(std::begin(kParts), std::end(kParts), has) &&
+         std::none_of(std::begin(kData), std::end(kData), has);
+}
+
 bool is_seed_everything_helper(std::string_view leaf) {
   static constexpr std::string_view kNames[] = {"seed_everything", "set_seed",      "set_random_seed",
                                                 "seed_all",        "init_seeds",    "set_seeds",

@@ -7,41 +7,15 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/grad_switch.h"
 #include "analysis/names.h"
 
 namespace preflight::analysis {
 
 namespace {
 
-// -1: the expression turns autograd off for its block (`torch.no_grad()`,
-// `inference_mode()`, `set_grad_enabled(False)`, a wrapper named for it), +1: on, 0: neither.
-// `bare_ok` accepts the decorator form without a call (`@torch.no_grad`).
 int grad_switch(TSNode e, std::string_view src, bool bare_ok) {
-  const Kinds& k = kinds();
-  e = unparenthesize(e);
-  std::string_view leaf;
-  TSNode call{};
-  if (is(e, k.call)) {
-    call = e;
-    leaf = callee_leaf(e, src);
-  } else if (bare_ok && is(e, k.identifier)) {
-    leaf = text_of(e, src);
-  } else if (bare_ok && is(e, k.attribute)) {
-    leaf = text_of(field(e, k.f_attribute), src);
-  }
-  if (leaf == "no_grad" || leaf == "inference_mode" || names::names_a_no_grad_wrapper(leaf)) {
-    if (!is_null(call) && leaf == "inference_mode" &&
-        (is(positional_arg(call, 0), k.false_) || is(keyword_arg(call, "mode", src), k.false_)))
-      return 0;
-    return -1;
-  }
-  if (leaf == "enable_grad") return 1;
-  if (leaf == "set_grad_enabled" && !is_null(call)) {
-    TSNode a = positional_arg(call, 0);
-    if (is(a, k.false_)) return -1;
-    if (is(a, k.true_)) return 1;
-  }
-  return 0;
+  return analysis::grad_switch(e, src, bare_ok, names::names_a_no_grad_wrapper);
 }
 
 // Decorators that hand back the routine itself, still called by its own name.
@@ -286,9 +260,19 @@ FileCalls summarize_calls(std::string_view text, std::string path) {
   return summarize_calls(view, tree.root(), std::move(path));
 }
 
-ProjectIndex::ProjectIndex(std::vector<FileCalls> files) : files_(std::move(files)) {
+ProjectIndex::ProjectIndex(std::vector<FileCalls> files) {
+  files_.reserve(files.size());
+  for (FileCalls& f : files) files_.push_back(std::make_shared<const FileCalls>(std::move(f)));
+  build();
+}
+
+ProjectIndex::ProjectIndex(std::vector<std::shared_ptr<const FileCalls>> files) : files_(std::move(files)) {
+  build();
+}
+
+void ProjectIndex::build() {
   for (uint32_t f = 0; f < files_.size(); ++f) {
-    const FileCalls& fc = files_[f];
+    const FileCalls& fc = summary(f);
     file_of_path_.emplace(fc.path, f);
     if (!fc.parsed) unparsed_.push_back(f);
     for (uint32_t c = 0; c < fc.calls.size(); ++c) calls_by_name_[fc.calls[c].name].push_back({f, c});
@@ -301,14 +285,14 @@ bool ProjectIndex::has_other_files(std::string_view path) const {
   return files_.size() > (it == file_of_path_.end() ? 0u : 1u);
 }
 
-std::string ProjectIndex::where(uint32_t file, uint32_t line) const {
-  return files_[file].path + ":" + std::to_string(line);
+std::string ProjectIndex::where(uint32_t file_index, uint32_t line) const {
+  return summary(file_index).path + ":" + std::to_string(line);
 }
 
 std::string ProjectIndex::seeded_elsewhere(uint8_t generator, std::string_view except_path) const {
   for (uint32_t f = 0; f < files_.size(); ++f) {
-    if (files_[f].path == except_path) continue;
-    for (const auto& [mask, line] : files_[f].seeds)
+    if (summary(f).path == except_path) continue;
+    for (const auto& [mask, line] : summary(f).seeds)
       if (mask & generator) return where(f, line);
   }
   return {};
@@ -333,7 +317,7 @@ ProjectCallers ProjectIndex::resolve(std::string_view name, uint32_t home, uint3
       }
   for (uint32_t f : unparsed_)
     if (f != except) {
-      out.why = files_[f].path + " could not be read for its calls";
+      out.why = summary(f).path + " could not be read for its calls";
       return out;
     }
   auto found = calls_by_name_.find(key);
@@ -342,7 +326,7 @@ ProjectCallers ProjectIndex::resolve(std::string_view name, uint32_t home, uint3
   if (found != calls_by_name_.end()) {
     visiting.push_back(key);
     for (const Entry& e : found->second) {
-      const ProjectCall& c = files_[e.file].calls[e.call];
+      const ProjectCall& c = summary(e.file).calls[e.call];
       if (e.file == except || (c.local && e.file != home)) continue;
       any = true;
       std::string at = where(e.file, c.line);

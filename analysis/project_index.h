@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -56,7 +57,7 @@ struct FileCalls {
 
 inline constexpr uint8_t kSeedsTorch = 1, kSeedsNumpy = 2, kSeedsRandom = 4;
 
-// The syntactic summary of one file's text. Pure; a text that is not UTF-8 or has a NUL
+// The syntactic summary of one file's text. Pure; a text with a NUL
 // byte gives `parsed = false`.
 FileCalls summarize_calls(std::string_view text, std::string path);
 // The same over a tree of parse_view(text) (the engine's own parse).
@@ -77,6 +78,8 @@ struct ProjectCallers {
 class ProjectIndex {
  public:
   explicit ProjectIndex(std::vector<FileCalls> files);
+  // Summaries shared with whoever keeps them between rebuilds (the server, per saved file).
+  explicit ProjectIndex(std::vector<std::shared_ptr<const FileCalls>> files);
 
   size_t file_count() const { return files_.size(); }
   // Whether the index holds files other than `path` (otherwise it says nothing).
@@ -97,9 +100,12 @@ class ProjectIndex {
   // `home`: the file defining the routine, where calls bound to its own definitions count.
   ProjectCallers resolve(std::string_view name, uint32_t home, uint32_t except, int depth,
                          std::vector<std::string>& visiting) const;
-  std::string where(uint32_t file, uint32_t line) const;
+  std::string where(uint32_t file_index, uint32_t line) const;
 
-  std::vector<FileCalls> files_;
+  void build();
+  const FileCalls& summary(uint32_t f) const { return *files_[f]; }
+
+  std::vector<std::shared_ptr<const FileCalls>> files_;
   std::unordered_map<std::string, std::vector<Entry>> calls_by_name_;
   std::unordered_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> escapes_by_name_;
   std::unordered_map<std::string, uint32_t> file_of_path_;

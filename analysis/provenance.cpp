@@ -1,5 +1,7 @@
 #include "analysis/provenance.h"
 
+#include "analysis/grad_switch.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -261,30 +263,7 @@ struct Provenance::Interpreter {
   // -1: disables autograd, +1: enables it, 0: neither. `bare_ok` accepts the decorator form
   // without a call (`@torch.no_grad`).
   int grad_switch(TSNode e, bool bare_ok) {
-    e = unparenthesize(e);
-    std::string_view leaf;
-    TSNode call{};
-    if (is(e, k.call)) {
-      call = e;
-      leaf = callee_leaf(e, src);
-    } else if (bare_ok && is(e, k.identifier)) {
-      leaf = text_of(e, src);  // @no_grad
-    } else if (bare_ok && is(e, k.attribute)) {
-      leaf = text_of(field(e, k.f_attribute), src);  // @torch.no_grad
-    }
-    if (leaf == "no_grad" || leaf == "inference_mode" || no_grad_wrapper(leaf)) {
-      if (!is_null(call) && leaf == "inference_mode" &&
-          (is(positional_arg(call, 0), k.false_) || is(keyword_arg(call, "mode", src), k.false_)))
-        return 0;
-      return -1;
-    }
-    if (leaf == "enable_grad") return 1;
-    if (leaf == "set_grad_enabled" && !is_null(call)) {
-      TSNode a = positional_arg(call, 0);
-      if (is(a, k.false_)) return -1;
-      if (is(a, k.true_)) return 1;
-    }
-    return 0;
+    return analysis::grad_switch(e, src, bare_ok, [this](std::string_view leaf) { return no_grad_wrapper(leaf); });
   }
 
   // `@smart_inference_mode()`: a wrapper defined in this file is read from its body (it calls

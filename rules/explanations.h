@@ -50,7 +50,10 @@ Not flagged
   see); containers filled inside a function that returns a graph to its caller (a forward's
   per-layer states, a criterion's logging dict: per-call, not per-iteration); a local
   container filled only by loops over entries (`d.items()`, `net.parameters()`,
-  `net.children()`: one value per entry per call); `.add()` on an instance of a class this
+  `net.children()`: one value per entry per call); a holder made anew by each call or each
+  pass of an enclosing loop and filled by loops over a fixed collection the code names
+  (`self.optimizers.items()`, `range(len(netsD))`), each pass backwarding its own loss (one
+  consumed value per member, not per batch; shown as a silence); `.add()` on an instance of a class this
   file defines (a method call, not a container store; on a class defined elsewhere the
   finding is a note with an unsafe fix, since what the method keeps is not seen); local
   containers of a module's `forward`; after a backward consumed the graph, a holder local to
@@ -437,7 +440,13 @@ Not flagged
   trains nothing (`t[key] = ... .to(device)`: a table built once per key; shown as a silence);
   a model the loop changes by a method called for its effect (`net.add_head(n)`) before moving
   it; a copy behind an every-N guard with a literal N of at least 10 (`if (i + 1) % 100 == 0:`,
-  a log line or sample images; shown as a silence); transfers outside loops.)";
+  a log line or sample images; shown as a silence); transfers outside loops.
+
+Severity
+  A warning. A note when the copied value is a parameter of a module's `forward`, rebound
+  nowhere in it (`t.cuda()` per block): what a training script hands its model is usually on
+  the device already, where `.cuda()` copies nothing, so the upload is a guess; and when an
+  every-N guard's period is not fixed in the file.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An

@@ -23,7 +23,10 @@
 // backward and returns a graph to its caller (a forward's per-layer states, a criterion's
 // logging dict) dies with the call, and the loop that fills it is not a training loop; a local
 // holder that outlives only loops over entries (`d.items()`, `net.parameters()`), one value per
-// entry per call; `.add()` on an instance of a class of this file (a method call; on a class
+// entry per call; a holder made anew per call or per pass of an enclosing loop, filled after
+// each member's own backward by loops over a fixed collection (`self.optimizers.items()`,
+// `range(len(netsD))`: one consumed value per member, TG001-NX64, recorded as a silence);
+// `.add()` on an instance of a class of this file (a method call; on a class
 // defined elsewhere, an unknown callee: note, unsafe fix); leaf tensors and containers of
 // nothing but leaves (`t.detach().requires_grad_()`, `torch.zeros(n, requires_grad=True)`), which
 // record later operations but hold no graph (TG001-NX41, recorded as a silence in a loop).
@@ -474,10 +477,17 @@ TSNode handed_to_unseen_callee(const RuleContext& ctx, const Candidate& c) {
 // The holder is rebound at every pass of an enclosing loop (`loss_inner = 0` heading the
 // pass) and none of the loops it outlives trains: it sums one pass's terms (a loss over the
 // chunks or domains of one batch), and the next pass drops them all.
+bool rebound_before_its_loops(const RuleContext& ctx, const Candidate& c);
+
 bool summed_per_pass(const RuleContext& ctx, const Candidate& c) {
   if (is_null(c.rebound_in) || c.outlived.empty()) return false;
   for (TSNode loop : c.outlived)
     if (trains(ctx, loop, c.scope)) return false;
+  return rebound_before_its_loops(ctx, c);
+}
+
+bool rebound_before_its_loops(const RuleContext& ctx, const Candidate& c) {
+  if (is_null(c.rebound_in) || c.outlived.empty()) return false;
   // The rebinding runs on every pass (not behind a branch) before the loops it heads, alone or
   // in a tuple (`total, parts = [], []`).
   bool every = false;
@@ -669,6 +679,34 @@ const FunctionInfo* filled_over_structure(const RuleContext& ctx, const Candidat
   for (TSNode loop : c.outlived)
     if (!walks_entries(ctx, loop) || trains(ctx, loop, c.scope)) return nullptr;
   return f;
+}
+
+// `for i in range(len(netsD))`: a loop over the indices of a collection named for models,
+// optimizers, heads or layers (a naming step, which only quiets a finding).
+bool walks_model_indices(const RuleContext& ctx, TSNode loop) {
+  const Kinds& k = kinds();
+  if (!is(loop, k.for_statement)) return false;
+  TSNode it = unparenthesize(field(loop, k.f_right));
+  if (!is(it, k.call) || ctx.model.callee_leaf(it) != "range" || !is_null(positional_arg(it, 1))) return false;
+  TSNode n = unparenthesize(positional_arg(it, 0));
+  if (!is(n, k.call) || ctx.model.callee_leaf(n) != "len") return false;
+  auto name = dotted_name(unparenthesize(positional_arg(n, 0)), ctx.source);
+  return name && names::names_a_model_collection(names::lower(names::last_segment(*name)));
+}
+
+// Every loop the holder outlives walks a fixed collection (`self.optimizers.items()`, the
+// indices of `netsD`), each pass training one of its members, and the holder is made anew by
+// each call (a local) or each pass of an enclosing loop: it keeps one consumed value per
+// entry, as many as the code names, whatever the data (round 66: AttnGAN's `errD_total` over
+// its discriminators, VQ-Diffusion's per-optimizer loss dict; TG001-NX64). The first loop, or null.
+TSNode one_value_per_member(const RuleContext& ctx, const Candidate& c) {
+  if (c.outlived.empty() || c.holder.find('.') != std::string::npos) return TSNode{};
+  for (TSNode loop : c.outlived)
+    if (!walks_entries(ctx, loop) && !walks_model_indices(ctx, loop)) return TSNode{};
+  const FunctionInfo* f = function_at(ctx, c.scope);
+  bool local = f && !ctx.model.parameter(c.holder, c.scope) && ctx.model.scopes()[f->scope].bindings.count(c.holder);
+  if (!local && !rebound_before_its_loops(ctx, c)) return TSNode{};
+  return c.outlived.front();
 }
 
 // After a backward consumed the graph, a stored tensor pins only bookkeeping, and it grows
@@ -1088,6 +1126,16 @@ void Check::finish(std::vector<Finding>& out) {
                       "` and filled by a loop over a container's entries, parameters or submodules, "
                       "not over data: it holds one value per entry per call, and the next call builds a new one",
                   {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives walks entries"}});
+      continue;
+    }
+    if (TSNode loop = consumed ? one_value_per_member(ctx, c) : TSNode{}; !is_null(loop)) {
+      TSNode head = field(loop, k.f_right);
+      stay_silent("TG001", c.stored,
+                  "one value per member: every loop `" + c.holder + "` outlives walks a fixed collection (" +
+                      quote_code(text_of(head, ctx.source)) + "), each pass backwarding its own loss, and `" +
+                      c.holder + "` is made anew by every call or pass: it holds one consumed value per "
+                      "member, not one per batch",
+                  {{range_of(head), "as many passes as the collection has members, whatever the data"}});
       continue;
     }
     if (const FunctionInfo* owner = consumed ? bounded_by_the_call(ctx, c) : nullptr) {

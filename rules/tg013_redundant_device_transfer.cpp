@@ -32,7 +32,8 @@
 // fix, `% args.sample_every`, makes the finding a note, TG013-NX45); a copy stored under the variable of a loop that is not nested and trains nothing
 // (`for key in pde: t[key] = torch.linspace(...).to(device)`: a table built once per key,
 // TG013-NX42, recorded as a silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
-// returns them unchanged, TG013-P06). Silent, with the reason recorded: `torch.tensor(x)` /
+// returns them unchanged, TG013-P06). A note: a parameter of a module's `forward` moved in a
+// loop there (`t.cuda()` per block: its callers decide where it lives, TG013-NX46). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes).
 #include <algorithm>
@@ -369,8 +370,31 @@ struct Checker final : RuleCheck {
     if (in_test(n, st)) return;
     if (behind_every_n_guard(n, st)) return;
     Finding f = make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st);
+    if (!model) note_parameter_source(f, *r, st);
     note_unknown_period(f, n, st);
     out.push_back(std::move(f));
+  }
+
+  // `t.cuda()` where `t` is a parameter of a module's `forward`, rebound nowhere in it: whether
+  // `t` is in host memory is its callers' business, and a tensor handed to a forward is usually on the
+  // device already, where `.cuda()` / `.to()` copy nothing (round 66: VQ-Diffusion's `t.cuda()`
+  // per transformer block, `t` drawn on the device by the caller; TG013-NX46). A note.
+  void note_parameter_source(Finding& f, const std::string& name, const WalkState& st) const {
+    if (name.find('.') != std::string::npos) return;
+    const Parameter* p = ctx.model.parameter(name, st.scope);
+    if (!p) return;
+    // Only a module's `forward`: what a training script hands its model is on the model's
+    // device; a routine's other parameters (class weights, a table) may well be host tensors.
+    int fn = ctx.model.enclosing_function(st.scope);
+    if (fn < 0) return;
+    const FunctionInfo& info = ctx.model.functions()[fn];
+    if (info.name != "forward" || info.class_index < 0 || !ctx.model.classes()[info.class_index].is_module) return;
+    int found = -1;
+    if (ctx.model.bindings_of(name, st.scope, &found) && found == st.scope) return;
+    f.severity = Severity::Note;
+    f.evidence.push_back({range_of(p->node), "`" + name + "` is a parameter: whether it is in host memory is its callers' "
+                                             "business, and a tensor already on the device is not copied (weak step: "
+                                             "a note)"});
   }
 
   // A test function (pytest `test_*`, a unittest.TestCase method) copies small inputs to

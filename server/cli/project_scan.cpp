@@ -29,7 +29,7 @@ analysis::FileCalls summarize_file(const std::string& location) {
 }
 
 std::shared_ptr<const analysis::ProjectIndex> index_project(const std::vector<SourceFile>& files, unsigned jobs) {
-  if (files.size() < 2) return nullptr;
+  if (files.size() < 2 || files.size() > kMaxProjectFiles) return nullptr;
   std::vector<analysis::FileCalls> summaries;
   summaries.reserve(files.size());
   ordered_parallel_for<analysis::FileCalls>(

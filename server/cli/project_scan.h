@@ -4,6 +4,7 @@
 // CLI check of that folder reports what the editor shows for saved files.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,8 +22,12 @@ bool reads_project(const rules::CheckOptions& options);
 // parsed is kept as unsummarised, so no routine is taken for uncalled because of it.
 analysis::FileCalls summarize_file(const std::string& location);
 
+// Past this many files a run (or a workspace) is checked without a project: a summary holds
+// every call of its file, and a tree that large is rarely one program.
+inline constexpr std::size_t kMaxProjectFiles = 10'000;
+
 // The index of `files` (keyed by SourceFile::location), summarised on up to `jobs` threads;
-// null when there are fewer than two files.
+// null when there are fewer than two files or more than kMaxProjectFiles.
 std::shared_ptr<const analysis::ProjectIndex> index_project(const std::vector<SourceFile>& files, unsigned jobs);
 
 }  // namespace preflight::server

@@ -170,8 +170,9 @@ struct LanguageServer::Impl {
   // so its live text decides for itself. Rebuilt when the folders change, a file is saved or
   // watched files change; each rebuild re-checks the open documents.
   std::shared_ptr<const analysis::ProjectIndex> project;
-  std::map<std::string, analysis::FileCalls> project_files;  // by absolute normal path
-  int project_generation = 0;
+  std::map<std::string, std::shared_ptr<const analysis::FileCalls>> project_files;  // by absolute normal path
+  int project_generation = 0;  // a full re-index under way drops older summaries
+  int index_version = 0;       // only the newest index built on the pool is taken
   asio::steady_timer parent_watch;
   int parent_pid = 0;
   int settings_generation = 0;
@@ -674,10 +675,10 @@ struct LanguageServer::Impl {
     if (!project_files.count(key)) return;  // not one of the project's files
     int generation = project_generation;
     post_guarded(pool, "project summary", nullptr, [this, key, generation] {
-      analysis::FileCalls summary = server::summarize_file(key);
-      post_guarded(control, "project summary", nullptr, [this, key, generation, summary = std::move(summary)]() mutable {
+      auto summary = std::make_shared<const analysis::FileCalls>(server::summarize_file(key));
+      post_guarded(control, "project summary", nullptr, [this, key, generation, summary] {
         if (generation != project_generation) return;  // a full re-index is on its way
-        project_files[key] = std::move(summary);
+        project_files[key] = summary;
         rebuild_project();
       });
     });
@@ -688,11 +689,16 @@ struct LanguageServer::Impl {
     int generation = ++project_generation;
     post_guarded(pool, "project index", nullptr,
                  [this, generation, folders = folders, init = init_settings, workspace = workspace_settings] {
-      std::map<std::string, analysis::FileCalls> files;
-      for (const server::SourceFile& f : workspace_files(folders, init, workspace)) {
+      std::map<std::string, std::shared_ptr<const analysis::FileCalls>> files;
+      std::vector<server::SourceFile> found = workspace_files(folders, init, workspace);
+      if (found.size() > server::kMaxProjectFiles) {
+        options.log->info("project: {} files, over {}: checked without a project", found.size(), server::kMaxProjectFiles);
+        found.clear();
+      }
+      for (const server::SourceFile& f : found) {
         if (stopping.load()) return;
         std::string key = fs::absolute(f.location).lexically_normal().string();
-        files.emplace(key, server::summarize_file(key));
+        files.emplace(key, std::make_shared<const analysis::FileCalls>(server::summarize_file(key)));
       }
       post_guarded(control, "project index", nullptr, [this, generation, files = std::move(files)]() mutable {
         if (generation != project_generation) return;
@@ -703,13 +709,23 @@ struct LanguageServer::Impl {
     });
   }
 
+  // The index is built on the pool (its maps hold every call of the workspace); the newest
+  // one built replaces the last, and the open documents are checked again with it.
   void rebuild_project() {
-    std::vector<analysis::FileCalls> files;
+    std::vector<std::shared_ptr<const analysis::FileCalls>> files;
     files.reserve(project_files.size());
     for (const auto& [path, summary] : project_files) files.push_back(summary);
-    bool had = project != nullptr;
-    project = files.size() >= 2 ? std::make_shared<const analysis::ProjectIndex>(std::move(files)) : nullptr;
-    if (had || project) refresh_all();  // a folder of one file has no project: nothing changes
+    int version = ++index_version;
+    post_guarded(pool, "project index", nullptr, [this, version, files = std::move(files)]() mutable {
+      std::shared_ptr<const analysis::ProjectIndex> index =
+          files.size() >= 2 ? std::make_shared<const analysis::ProjectIndex>(std::move(files)) : nullptr;
+      post_guarded(control, "project index", nullptr, [this, version, index] {
+        if (version != index_version) return;
+        bool had = project != nullptr;
+        project = index;
+        if (had || project) refresh_all();  // a folder of one file has no project: nothing changes
+      });
+    });
   }
 
   void pull_configuration() {
