@@ -184,8 +184,8 @@ void check_all(const std::vector<SourceFile>& files, const std::vector<ConfigGro
                const CheckSettings& s, const SourceChecker& checker, RunAssembler& run) {
   bool plan = s.fix_mode != FixMode::Off;
   // The files of the run are one project: what the others call decides some findings.
-  bool project = std::any_of(groups.begin(), groups.end(),
-                             [](const ConfigGroup& g) { return reads_project(g.settings.options); });
+  bool project = s.project && std::any_of(groups.begin(), groups.end(),
+                                          [](const ConfigGroup& g) { return reads_project(g.settings.options); });
   std::shared_ptr<const analysis::ProjectIndex> index = project ? index_project(files, s.jobs) : nullptr;
   ordered_parallel_for<FileOutcome>(
       files.size(), s.jobs, kWaitingFilesPerJob * std::max(1u, s.jobs),
@@ -235,6 +235,10 @@ CLI::App* add_check_command(CLI::App& app, CheckArgs& a) {
                 "Also list where a rule saw its pattern and stayed quiet on purpose (a framework "
                 "does the work, or the deciding code cannot be seen), with the reason "
                 "(terminal and json formats)");
+  cmd->add_flag("--no-project", a.no_project,
+                "Check each file alone: do not first read the other files of the run for how they "
+                "call its routines and seed its generators (one parse less per file; findings that "
+                "depend on other files keep their single-file severity)");
   cmd->add_option("-j,--jobs", a.jobs, "Worker threads (default or 0: one per CPU)")
       ->check(integer_in(0, kMaxJobs, "0: one per CPU"));
   cmd->add_option("--file-timeout", a.file_timeout_s,

@@ -56,6 +56,7 @@ struct CheckArgs {
   std::string config;      // empty: discovered from each input
   bool report_unused_ignores = false;
   bool explain_silence = false;  // also list where rules stayed quiet on purpose, and why
+  bool no_project = false;  // check each file alone, without the other files' calls
   unsigned jobs = 0;  // 0: one per hardware thread
   double file_timeout_s = 30;  // per-file analysis budget; past it the file is "too complex"; 0: none
   bool no_color = false;

@@ -176,6 +176,7 @@ std::optional<CheckSettings> resolve_settings(const CheckArgs& args, const Check
   s.terminal = {io.color_capable && !args.no_color, args.quiet, s.fix_mode == FixMode::Apply};
   s.report_unused_ignores = args.report_unused_ignores;
   s.explain_silence = args.explain_silence;
+  s.project = !args.no_project;
   return s;
 }
 

@@ -34,6 +34,7 @@ struct CheckSettings {
   TerminalOptions terminal;
   bool report_unused_ignores = false;
   bool explain_silence = false;  // list the rules' deliberate silences in the report
+  bool project = true;  // the files of the run are one project (--no-project: each alone)
   // Command-line rule and gate settings, merged into each FileSettings.
   std::set<std::string> select;
   std::set<std::string> ignore;

@@ -678,6 +678,9 @@ TEST(Binary, TheFilesOfARunAreOneProject) {
                                  dir.path().string());
   EXPECT_EQ(both.out.find("\"severity\": \"warning\""), std::string::npos) << both.out;
   EXPECT_NE(both.out.find("main.py:4 runs under no_grad"), std::string::npos) << both.out;
+  RunResult apart = run_preflight({"check", "--select", "TG002", "--format", "json", "--no-project", "."},
+                                  dir.path().string());
+  EXPECT_NE(apart.out.find("\"severity\": \"warning\""), std::string::npos) << apart.out;
 }
 
 }  // namespace
