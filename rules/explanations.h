@@ -225,7 +225,11 @@ Not flagged
   nn.Sigmoid() whose every call feeds another computation (a gate handed to `lerp`, a factor
   in a product), never returned (shown as a silence); plain BCE after a sigmoid of a sum or
   difference of a few bounded values (`sigmoid(pos_score - neg_score)` of two sigmoid scores),
-  which cannot saturate (shown as a silence).)";
+  which cannot saturate (shown as a silence).
+
+Severity
+  A sigmoid into plain BCE is a note inside the module's `if __name__ == "__main__":` block
+  when nothing there runs a backward (a demo computing one loss: no gradient is distorted).)";
 
 inline constexpr std::string_view kExplainTG004 = R"(Why it costs money
   With `num_workers` unset (the default is 0) or 0, the training process itself reads,

@@ -21,6 +21,8 @@
 // module class of this file holds as a part (`self.cond = AttentionLayer(...)`) and the loss is
 // not in that class, its output is an intermediate whose way to the loss was not followed
 // (attention weights, a gate): a note that names the holder.
+// A sigmoid into plain BCE inside the module's `if __name__ == "__main__":` block, when
+// nothing there runs a backward: a demo computing one loss, a note (TG006-NX17).
 // Exempt: criteria whose binding cannot be seen; inputs squashed by sigmoid, softmax or a
 // clamp anywhere on their chain; models defined in this file whose body applies one;
 // parameters (their values cannot be seen); constructors (`nn.BCELoss(weight)`); a Sequential
@@ -563,7 +565,28 @@ struct Checker final : RuleCheck {
       f.evidence.push_back({range_of(input), quote_code(text(input)) + " applies a sigmoid"});
     if (logits && is_null(value) && inline_call)
       if (auto fix = unwrap_fix(input, s)) f.fixes.push_back(std::move(*fix));
+    if (TSNode demo = logits ? TSNode{} : demo_without_backward(loss.call); !is_null(demo)) {
+      f.severity = Severity::Note;
+      f.evidence.push_back({range_of(demo), quote_code(text(demo)) + " guards a demo that runs no backward: the "
+                                            "loss is only computed, and no gradient is distorted (a note)"});
+    }
     return f;
+  }
+
+  // The module's `if __name__ == "__main__":` block holding `n`, when nothing in it runs a
+  // backward (directly or through a local helper): a layer file's demo printing one loss of
+  // constant inputs, where plain BCE's lost precision distorts no gradient (round 68:
+  // Pytorch-NLU's layer files; TG006-NX17). Its condition, or null.
+  TSNode demo_without_backward(TSNode n) const {
+    for (TSNode p = ctx.model.parent(n); !is_null(p); p = ctx.model.parent(p)) {
+      if (is(p, k.function_definition) || is(p, k.class_definition) || is(p, k.lambda)) return TSNode{};
+      if (!is(p, k.if_statement) || !is(ctx.model.parent(p), k.module)) continue;
+      TSNode cond = field(p, k.f_condition);
+      std::string_view t = text(cond);
+      if (t.find("__name__") == std::string_view::npos || t.find("__main__") == std::string_view::npos) return TSNode{};
+      return runs_backward(ctx.model, p) ? TSNode{} : cond;
+    }
+    return TSNode{};
   }
 
   Finding raw_scores_finding(const LossCall& loss, TSNode input, TSNode value, const Value& v) const {
