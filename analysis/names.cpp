@@ -255,8 +255,9 @@ bool names_an_optimizer(std::string_view l) { return l.find("optim") != std::str
 bool names_a_seed(std::string_view l) { return l.find("seed") != std::string_view::npos; }
 
 bool names_a_model_collection(std::string_view l) {
-  static constexpr std::string_view kParts[] = {"net", "model", "optim", "disc", "gen", "head", "expert",
-                                                "critic", "agent", "layer", "block", "scheduler"};
+  // Not `layer` or `block`: data comes in blocks too (`blocks = torch.split(x, n)`).
+  static constexpr std::string_view kParts[] = {"net",    "model", "optim", "disc",      "generator",
+                                                "head",   "expert", "critic", "agent", "scheduler"};
   static constexpr std::string_view kData[] = {"data", "load", "batch", "sample", "example", "image", "text"};
   auto has = [&](std::string_view part) { return l.find(part) != std::string_view::npos; };
   return std::any_of(std::begin(kParts), std::end(kParts), has) &&

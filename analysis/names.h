@@ -54,8 +54,8 @@ bool names_a_seed(std::string_view lowered_text);
 // `set_seed`, `init_seeds`, ...: Lightning, transformers, mmcv, YOLO repositories), which
 // seeds torch, NumPy and `random` together.
 bool is_seed_everything_helper(std::string_view leaf);
-// TG001: a collection named for models, optimizers, discriminators, heads or layers
-// (`netsD`, `optimizers`, `heads`, `blocks`), lower-cased: a loop over its indices makes one
+// TG001: a collection named for models, optimizers, discriminators or heads (`netsD`,
+// `optimizers`, `heads`), lower-cased: a loop over its indices makes one
 // pass per member, not per batch.
 bool names_a_model_collection(std::string_view lowered);
 

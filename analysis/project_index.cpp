@@ -67,7 +67,7 @@ class Summarizer {
   }
 
  private:
-  enum class FrameKind { Routine, NoGradBlock, GradBlock, Lambda };
+  enum class FrameKind { Routine, Class, NoGradBlock, GradBlock, Lambda };
   struct Frame {
     uint32_t depth;
     FrameKind kind;
@@ -87,10 +87,7 @@ class Summarizer {
     TSSymbol s = sym(n);
     if (s == k.call) return record_call(n);
     if (s == k.function_definition) return enter_function(n);
-    if (s == k.class_definition) {
-      if (is(ts_node_parent(n), k.module)) top_level_.insert(std::string(text_of(field(n, k.f_name), src_)));
-      return;
-    }
+    if (s == k.class_definition) return enter_class(n);
     if (s == k.decorated_definition) return note_decorators(n);
     if (s == k.with_statement) return enter_with(n);
     if (s == k.lambda) {
@@ -119,9 +116,16 @@ class Summarizer {
     decorated_[node_id(def)] = std::move(f);
   }
 
+  void enter_class(TSNode cls) {
+    std::string name(text_of(field(cls, k.f_name), src_));
+    if (innermost_scope() == nullptr) top_level_.insert(name);
+    TSNode body = field(cls, k.f_body);
+    if (!is_null(body)) pending_[node_id(body)] = {0, FrameKind::Class, std::move(name)};
+  }
+
   void enter_function(TSNode def) {
     Frame f{0, FrameKind::Routine, std::string(text_of(field(def, k.f_name), src_))};
-    note_definition(def, f.name);
+    note_definition(f.name);
     if (auto it = decorated_.find(node_id(def)); it != decorated_.end()) {
       f = std::move(it->second);
       decorated_.erase(it);
@@ -130,12 +134,19 @@ class Summarizer {
     if (!is_null(body)) pending_[node_id(body)] = std::move(f);
   }
 
-  // Where a `def` stands: the module's top level (through decorators), or a class body.
-  void note_definition(TSNode def, const std::string& name) {
-    TSNode p = ts_node_parent(def);
-    if (is(p, k.decorated_definition)) p = ts_node_parent(p);
-    if (is(p, k.module)) top_level_.insert(name);
-    else if (is(p, k.block) && is(ts_node_parent(p), k.class_definition)) methods_.insert(name);
+  // The innermost routine or class body the walk is in; null at module scope (which the
+  // blocks of a top-level `if` / `with` / `try` are too).
+  const Frame* innermost_scope() const {
+    for (auto f = frames_.rbegin(); f != frames_.rend(); ++f)
+      if (f->kind == FrameKind::Routine || f->kind == FrameKind::Class || f->kind == FrameKind::Lambda) return &*f;
+    return nullptr;
+  }
+
+  // Where a `def` binds its name: the module's scope, or a class body (a method).
+  void note_definition(const std::string& name) {
+    const Frame* scope = innermost_scope();
+    if (!scope) top_level_.insert(name);
+    else if (scope->kind == FrameKind::Class) methods_.insert(name);
   }
 
   void enter_with(TSNode w) {
@@ -179,6 +190,7 @@ class Summarizer {
         c.site = CallSite::Unknown;
         break;
       }
+      if (f->kind == FrameKind::Class) continue;  // class code runs where the class statement does
       if (f->kind == FrameKind::GradBlock) forced_on = true;
       if (f->kind == FrameKind::NoGradBlock && !forced_on) {
         c.site = CallSite::NoGrad;

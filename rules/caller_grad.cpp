@@ -76,13 +76,12 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
   CallerVerdict v;
   v.grad = CallerGrad::NoGrad;
   auto unknown = [&](TSNode at, std::string why) {
-    if (v.grad == CallerGrad::NoGrad) v = {CallerGrad::Unknown, at, std::move(why), {}, {}, false};
+    if (v.grad == CallerGrad::NoGrad) v = CallerVerdict::of(CallerGrad::Unknown, at, std::move(why));
   };
   if (TSNode ref = escaping_reference(fn); !is_null(ref)) {
     note( about + "passed as a value", ref);
-    return {CallerGrad::Unknown, ref,
-            "`" + fn.name + "` is passed on as a value here, so not every caller can be seen",
-            {}, {}, false};
+    return CallerVerdict::of(CallerGrad::Unknown, ref,
+                             "`" + fn.name + "` is passed on as a value here, so not every caller can be seen");
   }
   size_t calls = 0;
   ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
@@ -135,14 +134,13 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
       via = CallerGrad::Unknown;
       why = quote_code(text_of(call, ctx.source)) + " may call another class's `" + fn.name + "()`";
     }
-    if (via == CallerGrad::Grad) v = {CallerGrad::Grad, call, {}, {}, {}, false};
+    if (via == CallerGrad::Grad) v = CallerVerdict::of(CallerGrad::Grad, call);
     else unknown(call, why.empty() ? "a caller's own callers cannot be seen" : why);
   });
   if (calls == 0) {
     if (ctx.project) return read_project(fn, about);
-    return {CallerGrad::Unknown, field(fn.node, k.f_name),
-            "no call of `" + fn.name + "()` in this file: whether its callers disable autograd is a guess",
-            {}, {}, false};
+    return CallerVerdict::of(CallerGrad::Unknown, field(fn.node, k.f_name),
+                             "no call of `" + fn.name + "()` in this file: whether its callers disable autograd is a guess");
   }
   return v;
 }
@@ -153,7 +151,7 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
 CallerVerdict CallerGradAnalysis::read_project(const FunctionInfo& fn, const std::string& about) {
   TSNode name = field(fn.node, k.f_name);
   ProjectCallers p = ctx.project->callers(fn.name, ctx.project_path);
-  CallerVerdict v{CallerGrad::Unknown, name, {}, {}, {}, false};
+  CallerVerdict v = CallerVerdict::of(CallerGrad::Unknown, name);
   switch (p.kind) {
     case ProjectCallers::Kind::NoGrad:
       note(about + "project: every call under no_grad", name);

@@ -31,6 +31,14 @@ struct CallerVerdict {
   // no call of the routine: NoGrad by their calls ("path:line"), or no call there either.
   std::vector<std::string> project_no_grad;
   bool uncalled_in_project = false;  // Unknown: no file of the project calls it
+
+  static CallerVerdict of(CallerGrad grad, TSNode witness, std::string why = {}) {
+    CallerVerdict v;
+    v.grad = grad;
+    v.witness = witness;
+    v.why = std::move(why);
+    return v;
+  }
 };
 
 class CallerGradAnalysis {

@@ -671,18 +671,26 @@ TSNode views_only(const RuleContext& ctx, const Candidate& c) {
 // A holder local to its function that outlives only loops over entries (none of which trains):
 // one value per entry per call, dropped or replaced by the next call (TG001-NX36). Its owner,
 // or null.
-const FunctionInfo* filled_over_structure(const RuleContext& ctx, const Candidate& c) {
-  if (c.holder.find('.') != std::string::npos || c.outlived.empty()) return nullptr;
+// The function whose local the holder is (a plain name its own scope binds, not a
+// parameter), or null.
+const FunctionInfo* local_owner(const RuleContext& ctx, const Candidate& c) {
+  if (c.holder.find('.') != std::string::npos) return nullptr;
   const FunctionInfo* f = function_at(ctx, c.scope);
-  if (!f || ctx.model.parameter(c.holder, c.scope)) return nullptr;
-  if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
+  if (!f || ctx.model.parameter(c.holder, c.scope) || !ctx.model.scopes()[f->scope].bindings.count(c.holder))
+    return nullptr;
+  return f;
+}
+
+const FunctionInfo* filled_over_structure(const RuleContext& ctx, const Candidate& c) {
+  const FunctionInfo* f = c.outlived.empty() ? nullptr : local_owner(ctx, c);
+  if (!f) return nullptr;
   for (TSNode loop : c.outlived)
     if (!walks_entries(ctx, loop) || trains(ctx, loop, c.scope)) return nullptr;
   return f;
 }
 
 // `for i in range(len(netsD))`: a loop over the indices of a collection named for models,
-// optimizers, heads or layers (a naming step, which only quiets a finding).
+// optimizers, discriminators or heads (a naming step, which only quiets a finding).
 bool walks_model_indices(const RuleContext& ctx, TSNode loop) {
   const Kinds& k = kinds();
   if (!is(loop, k.for_statement)) return false;
@@ -703,9 +711,7 @@ TSNode one_value_per_member(const RuleContext& ctx, const Candidate& c) {
   if (c.outlived.empty() || c.holder.find('.') != std::string::npos) return TSNode{};
   for (TSNode loop : c.outlived)
     if (!walks_entries(ctx, loop) && !walks_model_indices(ctx, loop)) return TSNode{};
-  const FunctionInfo* f = function_at(ctx, c.scope);
-  bool local = f && !ctx.model.parameter(c.holder, c.scope) && ctx.model.scopes()[f->scope].bindings.count(c.holder);
-  if (!local && !rebound_before_its_loops(ctx, c)) return TSNode{};
+  if (!local_owner(ctx, c) && !rebound_before_its_loops(ctx, c)) return TSNode{};
   return c.outlived.front();
 }
 
@@ -714,10 +720,8 @@ TSNode one_value_per_member(const RuleContext& ctx, const Candidate& c) {
 // returned, that outlives no training loop is freed with the call (TG001-NX39, round 10:
 // apex's transducer reference packs slices of its output into a list for `torch.cat`).
 const FunctionInfo* bounded_by_the_call(const RuleContext& ctx, const Candidate& c) {
-  if (c.holder.find('.') != std::string::npos) return nullptr;
-  const FunctionInfo* f = function_at(ctx, c.scope);
+  const FunctionInfo* f = local_owner(ctx, c);
   if (!f || holder_life(ctx, c) != HolderLife::Seen) return nullptr;
-  if (!ctx.model.scopes()[f->scope].bindings.count(c.holder)) return nullptr;
   for (TSNode loop : c.outlived)
     if (trains(ctx, loop, c.scope)) return nullptr;
   return f;

@@ -12,7 +12,7 @@ bool reads_project(const rules::CheckOptions& options) {
   auto runs = [&](const std::string& code) {
     return (options.select.empty() || options.select.count(code)) && !options.ignore.count(code);
   };
-  return runs("TG001") || runs("TG002");
+  return runs("TG001") || runs("TG002") || runs("TG008");
 }
 
 analysis::FileCalls summarize_file(const std::string& location) {

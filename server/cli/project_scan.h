@@ -15,7 +15,8 @@
 
 namespace preflight::server {
 
-// Whether checking with `options` reads the project (TG001 and TG002 ask it about callers).
+// Whether checking with `options` reads the project (TG001 and TG002 ask it about callers,
+// TG008 about seeds).
 bool reads_project(const rules::CheckOptions& options);
 
 // One file's summary read from disk (the 10 MiB cap of a check); a file that cannot be read or

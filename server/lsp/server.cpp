@@ -167,8 +167,9 @@ struct LanguageServer::Impl {
   std::vector<fs::path> folders;
   // The workspace project (analysis/project_index.h): every Python file of the folders as
   // saved on disk, summarised on the pool; an open document's own entry is never read for it,
-  // so its live text decides for itself. Rebuilt when the folders change, a file is saved or
-  // watched files change; each rebuild re-checks the open documents.
+  // so its live text decides for itself. Re-read whole when the folders change, one file's
+  // entry when that file is saved (files created or deleted meanwhile wait for the next
+  // re-read); each new index re-checks the open documents.
   std::shared_ptr<const analysis::ProjectIndex> project;
   std::map<std::string, std::shared_ptr<const analysis::FileCalls>> project_files;  // by absolute normal path
   int project_generation = 0;  // a full re-index under way drops older summaries
@@ -601,6 +602,7 @@ struct LanguageServer::Impl {
     scan.previous = previous_result_ids(r.params);
     scan.init_settings = init_settings;
     scan.workspace_settings = workspace_settings;
+    scan.project = project;
     scan.caps = caps;
     scan.cancelled = [cancelled, this] { return cancelled->load() || stopping.load(); };
     scan.not_read = [log = options.log](const std::string& uri, const std::string& why) {

@@ -135,10 +135,14 @@ std::optional<json> run_workspace_scan(const WorkspaceScan& scan) {
     auto found = files_of(folder, settings, outside);
     files.insert(files.end(), found.begin(), found.end());
   }
-  // The project, keyed by the paths report_for checks them under.
-  std::vector<server::SourceFile> keyed = files;
-  for (server::SourceFile& f : keyed) f.location = fs::absolute(f.location).lexically_normal().string();
-  std::shared_ptr<const analysis::ProjectIndex> project = server::index_project(keyed, std::max(1u, scan.threads));
+  // The project, keyed by the paths report_for checks them under: the server's, or built here
+  // (before the server's first index is ready) so that a scan never reads fewer files' calls.
+  std::shared_ptr<const analysis::ProjectIndex> project = scan.project;
+  if (!project) {
+    std::vector<server::SourceFile> keyed = files;
+    for (server::SourceFile& f : keyed) f.location = fs::absolute(f.location).lexically_normal().string();
+    project = server::index_project(keyed, std::max(1u, scan.threads));
+  }
   // Files are checked in parallel; reports, batches and progress go through one mutex, so
   // every message is whole and the counts are exact. The report order is not meaningful.
   json items = json::array();

@@ -6,9 +6,9 @@
 // (unreadable, over the 10 MiB cap) is listed with one information diagnostic saying why, and
 // so is a symbolic link whose target lies outside the folder: the scan never follows it.
 // Streams partial results and $/progress when the client gave tokens. Runs on a pool thread;
-// reads only its inputs. The files it finds are one project (analysis/project_index.h),
-// summarised first, as `check` does with the files of a run, so the scan reports what a CLI
-// check of the folders reports.
+// reads only its inputs. The files it finds are one project (analysis/project_index.h): the
+// server's index of the folders when it has one, else summarised first, as `check` does with
+// the files of a run, so the scan reports what a CLI check of the folders reports.
 #pragma once
 
 #include <chrono>
@@ -45,6 +45,9 @@ struct WorkspaceScan {
   // Told about each file that could not be read (uri, reason), for the log; the file is
   // also listed with one information diagnostic saying why.
   std::function<void(const std::string&, const std::string&)> not_read;
+  // The server's index of the same folders (keyed by absolute normal paths), when it has
+  // built one; null: the scan indexes the files it finds itself.
+  std::shared_ptr<const analysis::ProjectIndex> project;
 };
 
 // The Python files of the folders, found as the scan finds them (their configured excludes,

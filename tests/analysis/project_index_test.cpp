@@ -105,6 +105,24 @@ TEST(ProjectSummary, CallsBoundToTheFilesOwnDefinitionsAreLocal) {
   EXPECT_FALSE(f.calls[3].local);  // obj.validate: some object's method
 }
 
+TEST(ProjectSummary, DefinitionsInsideModuleLevelBlocksBindModuleNames) {
+  FileCalls f = summarize_calls(
+      "try:\n"
+      "    def evaluate(m):\n"
+      "        pass\n"
+      "except ImportError:\n"
+      "    pass\n"
+      "def outer():\n"
+      "    def helper():\n"
+      "        pass\n"
+      "evaluate(1)\n"
+      "helper()\n",
+      "m.py");
+  ASSERT_EQ(f.calls.size(), 2u);
+  EXPECT_TRUE(f.calls[0].local);   // evaluate(1): defined at module scope, inside `try`
+  EXPECT_FALSE(f.calls[1].local);  // helper(): a def nested in a routine binds no module name
+}
+
 TEST(ProjectSummary, SeedingCalls) {
   FileCalls f = summarize_calls(
       "torch.manual_seed(0)\n"
