@@ -35,7 +35,9 @@
 // returns them unchanged, TG013-P06). A note: a parameter of a module's `forward` moved in a
 // loop there (`t.cuda()` per block: its callers decide where it lives, TG013-NX46). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
-// transfer the loop needs; `device=` would copy the same bytes).
+// transfer the loop needs; `device=` would copy the same bytes). Not a transfer: `m.to(...)`
+// where `m` is a module an `import` statement binds (`data.common.to(x, device=d)`, a helper
+// function of the project, TG013-NX47).
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -298,6 +300,17 @@ struct Checker final : RuleCheck {
     return false;
   }
 
+  // `data.common.to(batch[0], batch[1], device=d)` after `import data.common` (round 69:
+  // DeepDeblur's helper module): the receiver is a module an `import` statement binds, and
+  // `to` is its function, which moves whatever it is given; no tensor's `.to`. A name some
+  // scope rebinds (a parameter, an assignment) is not the module.
+  bool names_an_imported_module(std::string_view dotted, int scope) const {
+    std::string_view root = dotted.substr(0, dotted.find('.'));
+    const ImportBinding* imported = ctx.model.import_of(root);
+    return imported && imported->is_module && !ctx.model.bindings_of(root, scope) &&
+           !ctx.model.parameter(root, scope);
+  }
+
   void enter(TSNode n, const WalkState& st) override {
     if (!is(n, k.call) || st.loops.empty()) return;
     if (std::all_of(st.loops.begin(), st.loops.end(), [&](const LoopFrame& l) { return single_pass(l.node); })) return;
@@ -358,6 +371,7 @@ struct Checker final : RuleCheck {
     if (on_factory(n, recv, why, st)) return;
     auto r = dotted_name(recv, ctx.source);
     if (!r || varies(*r, n, st)) return;
+    if (names_an_imported_module(*r, st.scope)) return;
     bool model = ctx.model.is_model(*r, st.scope);
     if (!model && already_resident(*r, st)) return;
     if (model && grown_in_loop(st.innermost_loop()->node, *r)) return;

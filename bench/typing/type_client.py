@@ -85,19 +85,22 @@ def stat_ticks(pid):
 class Server:
     """`preflight lsp` over pipes: framed JSON out, framed JSON in, the debug log parsed."""
 
-    def __init__(self, exe, debounce_ms):
+    def __init__(self, exe, debounce_ms, log_path=None):
         self.proc = subprocess.Popen([exe, "lsp", "--debounce-ms", str(debounce_ms), "--log-level", "debug"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.next_id = 0
         # version -> (findings, micros, reanalysed, units, whole-file reason or "", last good findings kept)
         self.analyses = {}
         self.log_tail = []
+        self.log_file = open(log_path, "w") if log_path else None
         self.reader = threading.Thread(target=self._read_log, daemon=True)
         self.reader.start()
 
     def _read_log(self):
         for raw in self.proc.stderr:
             line = raw.decode("utf-8", "replace")
+            if self.log_file:
+                self.log_file.write(line)
             m = LOG_LINE.search(line)
             if m:
                 version = int(m.group(1))
@@ -211,7 +214,7 @@ def run(args):
     marker_line, edits = typing_script(text)
     edits = edits[: args.edits]
     load_start = load_average()
-    server = Server(args.preflight, args.debounce_ms)
+    server = Server(args.preflight, args.debounce_ms, args.server_log)
     pid = server.proc.pid
     server.request("initialize", {"processId": os.getpid(), "rootUri": None, "capabilities": {
         "textDocument": {"publishDiagnostics": {"relatedInformation": True}}}})
@@ -306,6 +309,7 @@ def main():
     parser.add_argument("--debounce-ms", type=int, default=0)
     parser.add_argument("--scratch-runs", type=int, default=5)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--server-log", help="write the server's whole debug log (stderr) to this file")
     return run(parser.parse_args())
 
 
