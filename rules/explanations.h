@@ -91,7 +91,9 @@ The fix
   disable autograd: it only switches dropout and batch-norm behaviour. The decorator is
   offered for an evaluation-named routine that never calls backward, as a safe fix only
   when no graph can leave it (it returns nothing graph-carrying and stores nothing on an
-  object); a training routine with a validation loop gets the `with` advice instead.
+  object) and every call in it is seen not to need autograd (a call this file does not see,
+  handed a value that may be a tensor, such as an attack's `attack.perturb(x, y)`, makes it
+  unsafe); a training routine with a validation loop gets the `with` advice instead.
 
 Severity
   An error when the routine trains, or when a caller in the file is seen running it with
@@ -156,7 +158,13 @@ Not flagged
   and optimizer built on every pass; a timed benchmark (a `range` loop on inputs fixed before
   it, between two clock reads), whose summed gradients change nothing it reports; a
   `.step(loss)` handed a tensor (a differentiable inner optimizer such as higher's, which
-  takes its gradients from that loss), which is no torch optimizer step.)";
+  takes its gradients from that loss), which is no torch optimizer step.
+
+Severity
+  An error. A warning when the backward is a DeepSpeed engine's (ZeRO's optimizers clear
+  gradients in `step()`, a configuration this file does not show), or when the loop calls a
+  `self` method the file does not define in a class whose base comes from another module (it
+  may clear gradients); a note when the backwarded loss itself comes from such a method.)";
 
 inline constexpr std::string_view kExplainTG005 = R"(Why it costs money
   Cross-entropy is log-softmax followed by NLL: it normalises its input itself. Handing it
@@ -450,7 +458,9 @@ Severity
   A warning. A note when the copied value is a parameter of a module's `forward`, rebound
   nowhere in it (`t.cuda()` per block): what a training script hands its model is usually on
   the device already, where `.cuda()` copies nothing, so the upload is a guess; and when an
-  every-N guard's period is not fixed in the file.)";
+  every-N guard's period is not fixed in the file; and when a routine's loops walk written-out
+  entries, ten passes at most (`for name, net in [("", net), ("swa_", swa)]`): a few copies per
+  call, and how often the routine runs is its callers' business.)";
 
 inline constexpr std::string_view kExplainTG011 = R"(Why it costs money
   `model.eval()` is sticky: it stays in force until something calls `model.train()`. An

@@ -44,8 +44,14 @@
 // again: the next parseable text is sliced against the last good check and equals
 // check_source again. This trusts an incremental reparse to show an error only where a fresh
 // parse shows one too (the differential tests hold it); a text check_source would not analyse
-// (skip-file, the depth or size guard) is checked whole. Stats::kept_while_broken says this
-// path was taken; tests/incremental_oracle.h computes the same result from check_source.
+// (skip-file, the depth or size guard) is checked whole. Whether the text parses is first
+// asked of a lexical scan of the edited lines (analysis/brackets.h): a bracket they leave
+// open, or close without an opener, cannot be balanced by the untouched rest, so the last
+// good findings are kept without any parse (the syntax error placed at that bracket); the
+// scan answers only when sure, and otherwise the kept tree is reparsed as above. The result
+// carries no grammar gaps (they say how a text that parses only through them was read, and
+// nothing is read here). Stats::kept_while_broken says this path was taken;
+// tests/incremental_oracle.h computes the same result from check_source.
 #pragma once
 
 #include <cstddef>
@@ -112,6 +118,9 @@ class DocumentAnalysis {  // one open document; used by one thread at a time
   // The result for a text with syntax errors after the last good check (header comment):
   // `screened` (check_syntax_only) plus the last good items the edits left alone.
   CheckResult kept_while_broken(CheckResult screened) const;
+  // kept_while_broken's result, without a parse, when the edited lines leave a bracket that
+  // nothing after them can balance (analysis/brackets.h); nullopt when the scan cannot tell.
+  std::optional<CheckResult> keep_if_unbalanced(const CheckOptions& options);
   // kept_while_broken's result when the whole text (the kept tree reparsed) has a reported
   // syntax error; nullopt when it parses.
   std::optional<CheckResult> keep_if_broken(const CheckOptions& options, const analysis::Interrupt& interrupt);

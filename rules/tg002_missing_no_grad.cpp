@@ -46,7 +46,8 @@
 // asks for an inference model (`build_model(..., trainable=False)`, TG002-NX56; a naming
 // heuristic that only lowers the severity): its forward may turn autograd off itself.
 // The decorator fix is safe only when no graph can leave the routine (its return value is
-// shown graph-free and it stores nothing on an object), the file is not a test module (a
+// shown graph-free and it stores nothing on an object), every call in it is seen not to need
+// autograd (an attack's `attack.perturb(x, y)` backwards inside; TG002-PX58), the file is not a test module (a
 // test may exercise autograd on purpose, TG002-NX29) and does not call or import torch's `Variable`
 // (code for PyTorch before 0.4, where the decorator may not exist, TG002-NX38); otherwise
 // it is offered as unsafe.
@@ -1238,6 +1239,7 @@ struct Checker final : RuleCheck {
     });
     if (dynamic) return FixSafety::Unsafe;
     if (!is_null(differentiating_forward())) return FixSafety::Unsafe;
+    if (!is_null(unseen_callee(function, 0))) return FixSafety::Unsafe;
     bool stores = false;
     std::vector<TSNode> todo{field(fn.node, k.f_body)};
     while (!todo.empty() && !stores) {
@@ -1251,6 +1253,102 @@ struct Checker final : RuleCheck {
       for_each_named_child(n, [&](TSNode c) { todo.push_back(c); });
     }
     return stores ? FixSafety::Unsafe : FixSafety::Safe;
+  }
+
+  // The first call in the routine that may need autograd for all this file shows: one of an
+  // object's methods this file does not know (`attack.perturb(x, y)`, round 71: a PGD attack's
+  // own backward would raise under the decorator), a function of another module but torch's
+  // and the standard library's, torch's own differentiation (`torch.autograd.grad`), or a
+  // local function that backwards or calls such a thing (two levels). Null when every call is
+  // a forward of a model or criterion, a builtin, torch, the standard library, or a method no
+  // routine differentiates in (a tensor's, a container's, a module's mode switch).
+  TSNode unseen_callee(int function, int depth) const {
+    TSNode found{};
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    ctx.model.for_each_call_in(field(fn.node, k.f_body), [&](TSNode c) {
+      if (is_null(found) && !seen_not_to_differentiate(c, depth)) found = c;
+    });
+    return found;
+  }
+
+  bool seen_not_to_differentiate(TSNode call, int depth) const {
+    static constexpr std::string_view kBuiltins[] = {
+        "print", "len", "range", "enumerate", "zip", "sum", "min", "max", "float", "int", "str", "bool", "list",
+        "dict", "tuple", "set", "sorted", "reversed", "round", "abs", "isinstance", "hasattr", "getattr", "format",
+        "iter", "next", "map", "filter", "any", "all", "open", "repr", "type", "divmod", "pow"};
+    static constexpr std::string_view kStandardModules[] = {
+        "math", "time", "os", "sys", "json", "logging", "random", "numpy", "np", "itertools", "functools",
+        "collections", "copy", "pickle", "re", "datetime", "csv", "shutil", "glob", "warnings", "tqdm",
+        "contextlib", "pathlib", "argparse", "statistics", "PIL", "cv2", "sklearn", "pandas", "scipy"};
+    static constexpr std::string_view kPlainMethods[] = {
+        "item", "cpu", "cuda", "to", "numpy", "tolist", "detach", "clone", "float", "long", "int", "half", "double",
+        "size", "dim", "view", "reshape", "squeeze", "unsqueeze", "permute", "transpose", "contiguous", "flatten",
+        "argmax", "argmin", "max", "min", "sum", "mean", "std", "var", "eq", "ne", "gt", "lt", "ge", "le", "topk",
+        "sort", "softmax", "log_softmax", "sigmoid", "exp", "log", "abs", "sqrt", "pow", "norm", "type_as", "expand",
+        "repeat", "split", "chunk", "narrow", "index_select", "gather", "masked_fill", "clamp", "round", "all",
+        "any", "nonzero", "numel", "append", "extend", "insert", "pop", "update", "items", "keys", "values", "get",
+        "join", "format", "write", "flush", "close", "strip", "split", "startswith", "endswith", "eval", "train",
+        "zero_", "fill_", "copy_", "add_", "mul_", "div_", "sub_", "set_description", "set_postfix", "info",
+        "debug", "warning", "add_scalar", "log", "reset", "load_state_dict", "state_dict", "parameters",
+        "named_parameters", "modules", "children", "requires_grad_"};
+    auto in = [](const auto& list, std::string_view s) { return std::find(std::begin(list), std::end(list), s) != std::end(list); };
+    TSNode callee = field(call, k.f_function);
+    int scope = ctx.model.scope_enclosing(call);
+    if (forward_target(call, scope)) return true;
+    auto dotted = dotted_name(callee, ctx.source);
+    if (dotted && ctx.model.is_criterion(*dotted, scope)) return true;
+    // A name an import binds: torch (but its differentiation) and the standard library are seen.
+    if (dotted && ctx.model.import_of(dotted->substr(0, dotted->find('.')))) {
+      auto q = ctx.model.qualified_callee(call);
+      if (!q || *q == "torch.autograd.grad" || *q == "torch.autograd.backward" ||
+          q->starts_with("torch.autograd.functional."))
+        return false;
+      std::string_view root = q->substr(0, q->find('.'));
+      if (root == "torch" || in(kStandardModules, root)) return true;
+      return !hands_a_tensor_or_model(call);
+    }
+    if (const std::vector<int>* fs = local_callees(ctx.model, call)) {  // `helper(x)`, `self.step(x)`
+      if (depth >= 2) return false;
+      for (int f : *fs)
+        if (ctx.model.functions()[f].calls_backward || !is_null(unseen_callee(f, depth + 1))) return false;
+      return true;
+    }
+    if (is(callee, k.identifier) &&  // a builtin, or a class of this file being built
+        (in(kBuiltins, text_of(callee, ctx.source)) || ctx.model.class_named(text_of(callee, ctx.source)) >= 0))
+      return true;
+    if (is(callee, k.attribute)) {
+      std::string_view method = text_of(field(callee, k.f_attribute), ctx.source);
+      if (method == "backward") return false;
+      if (in(kPlainMethods, method)) return true;
+    }
+    // Anything else differentiates only what it is handed: seen when handed no model and no
+    // value the provenance shows to be a tensor (`envs.step(q.argmax(1).numpy())`).
+    return !hands_a_tensor_or_model(call);
+  }
+
+  // Some argument may be a tensor or is a model: anything but a literal, an index or count
+  // (`logits.argmax(-1)`, `.tolist()`: no gradient), or a value the provenance shows to be a
+  // Python number or a NumPy array. A batch straight from a loader is unknown, so it counts.
+  bool hands_a_tensor_or_model(TSNode call) const {
+    static constexpr std::string_view kIntegerResults[] = {"argmax", "argmin", "argsort", "long", "int", "bool",
+                                                           "tolist", "item", "numpy", "nonzero", "size"};
+    bool found = false;
+    for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+      if (found) return;
+      TSNode v = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
+      if (is(v, k.list_splat) || is(v, k.dictionary_splat)) v = ts_node_named_child(v, 0);
+      v = unparenthesize(v);
+      if (is_null(v) || is(v, k.string) || is(v, k.integer) || is(v, k.float_) || is(v, k.true_) ||
+          is(v, k.false_) || is(v, k.none) || is(v, k.comment))
+        return;
+      if (is(v, k.call) && std::find(std::begin(kIntegerResults), std::end(kIntegerResults),
+                                     ctx.model.callee_leaf(v)) != std::end(kIntegerResults))
+        return;
+      const Value* held = ctx.provenance.value_of(v);
+      if (held && (held->type == Type::Number || held->type == Type::Array)) return;
+      found = true;
+    });
+    return found;
   }
 
   // `Variable` bound through torch's imports (`from torch.autograd import Variable`,

@@ -9,7 +9,9 @@
 // that does either). With as many optimizer steps as backwards in the loop (two models
 // trained side by side), the i-th backward's evidence names the i-th step.
 // Warning, not error: a DeepSpeed engine's backward, whose optimizer may clear gradients in
-// `step()` depending on a config this file does not show (ZeRO's do).
+// `step()` depending on a config this file does not show (ZeRO's do); a loop calling a `self`
+// method this file does not define, in a class whose base comes from another module (a note
+// when the backwarded loss comes from that method, TG003-NX31).
 // Exempt: loops without an optimizer step (micro-batch loops, saliency maps; a `.step(loss)`
 // handed a tensor is no torch optimizer step, TG003-NX30). Silent, with
 // the reason recorded: backward receivers managed by Lightning / Fabric / distributed
@@ -102,7 +104,67 @@ struct Checker final : RuleCheck {
                                 "do) depends on a configuration not visible here (weak step: reported as a "
                                 "warning)"});
     }
+    note_inherited_call(f, loop->node, st.scope, field(callee, k.f_object));
     out.push_back(std::move(f));
+  }
+
+  // `loss, metrics = self.standard_loss(x, y)` in a trainer whose base class comes from another
+  // module (round 71: adversarial_robustness_pytorch's weight-averaging trainer inherits its
+  // loss methods, which call `self.optimizer.zero_grad()` first): a method this file does not
+  // define may clear the gradients. That step is unseen: a warning, and a note when the loss
+  // being backwarded comes from such a method (TG003-NX31).
+  void note_inherited_call(Finding& f, TSNode loop, int scope, TSNode loss) const {
+    int c = ctx.model.enclosing_class(scope);
+    if (c < 0) return;
+    std::string base = external_base(c, 0);
+    if (base.empty()) return;
+    TSNode unseen{};
+    bool makes_the_loss = false;
+    std::optional<std::string> loss_name = dotted_name(unparenthesize(loss), ctx.source);
+    ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode call) {
+      TSNode callee = field(call, k.f_function);
+      if (!is(callee, k.attribute) || text_of(field(callee, k.f_object), ctx.source) != "self") return;
+      std::string name(text_of(field(callee, k.f_attribute), ctx.source));
+      if (local_callees(ctx.model, call) || ctx.model.classes()[c].self_bindings.count(name)) return;
+      bool feeds = loss_name && assigns_from(call, *loss_name);
+      if (is_null(unseen) || (feeds && !makes_the_loss)) unseen = call, makes_the_loss = feeds;
+    });
+    if (is_null(unseen)) return;
+    f.severity = makes_the_loss ? Severity::Note : Severity::Warning;
+    f.evidence.push_back({range_of(unseen), quote_code(text_of(unseen, ctx.source)) +
+                                                " runs a method this file does not define (`" +
+                                                ctx.model.classes()[c].name + "` inherits from `" + base +
+                                                "`): it may clear gradients (weak step: an unseen callee)"});
+  }
+
+  // A base class of class `c` (through the file's own classes) that this file does not define
+  // and that is no torch class or `object`; empty when none.
+  std::string external_base(int c, int depth) const {
+    if (depth > 4) return {};
+    for (const std::string& b : ctx.model.classes()[c].bases) {
+      if (int local = ctx.model.class_named(b); local >= 0 && local != c) {
+        if (std::string found = external_base(local, depth + 1); !found.empty()) return found;
+        continue;
+      }
+      if (b == "object" || b.starts_with("torch.") || b.starts_with("nn."))
+        continue;
+      return b;
+    }
+    return {};
+  }
+
+  // The statement around `call` assigns its result to `name` (`loss = ...`, `loss, m = ...`).
+  bool assigns_from(TSNode call, const std::string& name) const {
+    TSNode a = ctx.model.parent(call);
+    if (!is(a, k.assignment) || !ts_node_eq(unparenthesize(field(a, k.f_right)), call)) return false;
+    bool found = false;
+    auto visit = [&](auto&& self, TSNode t) -> void {
+      if (auto d = dotted_name(t, ctx.source); d && *d == name) found = true;
+      if (is(t, k.pattern_list) || is(t, k.tuple_pattern) || is(t, k.list_pattern) || is(t, k.tuple) || is(t, k.list))
+        for_each_named_child(t, [&](TSNode e) { self(self, e); });
+    };
+    visit(visit, field(a, k.f_left));
+    return found;
   }
 
   // Two models trained side by side (`a.backward(); b.backward(); opt_a.step(); opt_b.step()`):

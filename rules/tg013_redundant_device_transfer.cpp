@@ -225,6 +225,7 @@ struct Checker final : RuleCheck {
   std::optional<long long> literal_passes(TSNode loop) const {
     if (!is(loop, k.for_statement)) return std::nullopt;
     TSNode it = unparenthesize(field(loop, k.f_right));
+    if (auto n = literal_length(it, ctx.model.scope_enclosing(loop), 0)) return n;
     if (!is(it, k.call) || text_of(field(it, k.f_function), ctx.source) != "range") return std::nullopt;
     std::vector<long long> v;
     bool literal = true;
@@ -238,6 +239,47 @@ struct Checker final : RuleCheck {
     return end > begin ? (end - begin + step - 1) / step : 0;
   }
 
+  // The most entries `e` can hold: a list, tuple or set literal without splats, `a + b` of
+  // such, or a name every binding of which is one (`names = [("", net)]`, then
+  // `names = names + [("swa_", swa)]`: each binding's literals add up).
+  std::optional<long long> literal_length(TSNode e, int scope, int depth) const {
+    e = unparenthesize(e);
+    if (is_null(e) || depth > 3) return std::nullopt;
+    if (is(e, k.list) || is(e, k.tuple) || is(e, k.set)) {
+      long long n = 0;
+      bool plain = true;
+      for_each_named_child(e, [&](TSNode el) {
+        plain = plain && !is(el, k.list_splat) && !is(el, k.dictionary_splat) && !is(el, k.comment);
+        ++n;
+      });
+      return plain ? std::optional<long long>(n) : std::nullopt;
+    }
+    if (is(e, k.binary_operator) && text_of(ts_node_child(e, 1), ctx.source) == "+") {
+      TSNode left = field(e, k.f_left), right = field(e, k.f_right);
+      auto named = [&](TSNode side) { return is(side, k.identifier); };
+      auto l = named(left) ? std::optional<long long>(0) : literal_length(left, scope, depth + 1);
+      auto r = named(right) ? std::optional<long long>(0) : literal_length(right, scope, depth + 1);
+      if (!l || !r) return std::nullopt;
+      return *l + *r;  // a name on either side is counted through its own bindings
+    }
+    if (!is(e, k.identifier)) return std::nullopt;
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(e, ctx.source), scope);
+    if (!sites || sites->empty() || ctx.model.parameter(text_of(e, ctx.source), scope)) return std::nullopt;
+    long long total = 0;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (is_null(v)) return std::nullopt;
+      std::optional<long long> n = literal_length(v, scope, depth + 1);
+      if (!n) return std::nullopt;
+      if (is(v, k.binary_operator)) {  // `names + [...]`: the other side must be the name itself
+        for (TSNode side : {field(v, k.f_left), field(v, k.f_right)})
+          if (is(side, k.identifier) && text_of(side, ctx.source) != text_of(e, ctx.source)) return std::nullopt;
+      }
+      total += *n;
+    }
+    return total;
+  }
+
   // Every loop around the copy counts a literal number of passes, at most kFewPasses in all
   // (`for i in range(10):` in a module's self-test, round 38: temporal-shift-module's
   // `__main__` compares two shift implementations ten times): the waste is a few copies
@@ -246,7 +288,9 @@ struct Checker final : RuleCheck {
   // step of a training loop that calls it.
   static constexpr long long kFewPasses = 10;
   bool few_passes(const WalkState& st) const {
-    if (ctx.model.enclosing_function(st.scope) >= 0) return false;
+    return ctx.model.enclosing_function(st.scope) < 0 && literal_passes_in_all(st);
+  }
+  bool literal_passes_in_all(const WalkState& st) const {
     long long total = 1;
     for (const LoopFrame& l : st.loops) {
       std::optional<long long> n = single_pass(l.node) ? std::optional<long long>(1) : literal_passes(l.node);
@@ -386,7 +430,29 @@ struct Checker final : RuleCheck {
     Finding f = make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st);
     if (!model) note_parameter_source(f, *r, st);
     note_unknown_period(f, n, st);
+    note_few_passes_per_call(f, st);
     out.push_back(std::move(f));
+  }
+
+  // In a routine, loops over written-out entries, at most kFewPasses passes in all
+  // (round 71: PaSST's `validation_epoch_end` walks `[("", net)]` plus an optional SWA model
+  // and uploads the epoch counter for each): a few copies per call, and how often the routine
+  // runs is its callers' business (a framework's once-per-epoch hook there). A note
+  // (TG013-NX48); in module code such loops are silent (NX40).
+  void note_few_passes_per_call(Finding& f, const WalkState& st) const {
+    if (ctx.model.enclosing_function(st.scope) < 0 || !literal_passes_in_all(st)) return;
+    // Loops over written-out entries only: `for s in range(3):` in a routine counts repetitions
+    // of its own work, which a caller's training loop may run on every step (TG013-NX40).
+    for (const LoopFrame& l : st.loops)
+      if (!is(l.node, k.for_statement) ||
+          !literal_length(field(l.node, k.f_right), ctx.model.scope_enclosing(l.node), 0))
+        return;
+    f.severity = Severity::Note;
+    TSNode outer = st.loops.front().node;
+    TSNode head = is(outer, k.for_statement) ? field(outer, k.f_right) : outer;
+    f.evidence.push_back({range_of(head), quote_code(text_of(head, ctx.source)) +
+                                              " makes a literal number of passes: a few copies per call of the "
+                                              "routine, whose callers decide how often it runs (weak step)"});
   }
 
   // `t.cuda()` where `t` is a parameter of a module's `forward`, rebound nowhere in it: whether
@@ -894,6 +960,7 @@ struct Checker final : RuleCheck {
     if (in_test(call, st) || behind_every_n_guard(call, st)) return true;
     Finding f = make_finding(call, why, shape, std::string(leaf), st);
     note_unknown_period(f, call, st);
+    note_few_passes_per_call(f, st);
     if (shape == Shape::Factory)
       if (TSNode write = written_in_place(call, st); !is_null(write)) {
         // Hoisting would carry one pass's values into the next (round 33: per-domain losses

@@ -2,8 +2,8 @@
 // check_source and a fresh parse alone (rules/incremental.h states the rule):
 //   - the text parses, or no earlier check of the document parsed (with the same options, no
 //     TG010 target, at least one unit, a tree without errors): check_source(text);
-//   - otherwise: check_source's status, syntax errors (their places aside:
-//     place_syntax_errors_as) and grammar gaps, and the findings, silences and unused suppressions of the
+//   - otherwise: check_source's status and syntax errors (their places aside:
+//     place_syntax_errors_as), no grammar gaps, and the findings, silences and unused suppressions of the
 //     last check that parsed, except those whose unit (analysis/units.h: a top-level
 //     statement, or a method of a split class, in a fresh parse of that text) has a line the
 //     edits since touched and those a range
@@ -93,7 +93,8 @@ class IncrementalOracle {
     out.status = scratch.status;
     out.status_reason = scratch.status_reason;
     out.syntax_errors = scratch.syntax_errors;
-    out.grammar_gaps = scratch.grammar_gaps;  // read before any rule runs, like the syntax errors
+    // No grammar gaps: they say how a text that parses only through them was read, and a
+    // text kept while broken is not read (rules/incremental.h).
     const std::string& before = good_->text;
     size_t limit = std::min(before.size(), text.size());
     size_t prefix = 0;
