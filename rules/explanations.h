@@ -115,7 +115,9 @@ Not flagged
   once; evaluation-looking loops and routines that
   backward on purpose (adversarial attacks) or differentiate the forward with
   `torch.autograd.grad` (Jacobians), also through a helper of this file; Lightning's validation/test/predict hooks inside a
-  LightningModule, which the trainer already runs under no_grad; preprocessors loaded with
+  LightningModule, which the trainer already runs under no_grad; a `model` parameter that
+  every call in the file binds to an instance of a plain class of this file (no torch module:
+  calling it runs its own `__call__`; shown as a silence); preprocessors loaded with
   from_pretrained (tokenizers, processors); models whose every parameter the routine froze
   before the forward (and `nn.Embedding.from_pretrained`, frozen by default), or that every
   caller in the file passes in frozen, on graph-free inputs; shape smoke tests on
@@ -442,14 +444,18 @@ Not flagged
   `stats.append(...)`: new bytes each pass, shown as a silence); downloads (`.to("cpu")`);
   dtype casts; destinations that change per iteration (a loop over devices, `.cuda()` under
   `torch.cuda.device(i)`) or cannot be shown to be a device; a model moved back after a
-  `.cpu()` in the same loop (checkpointing); tensors created with `device=` or moved once
+  `.cpu()` or a move to another device in the same loop (checkpointing, a round trip to
+  collect statistics elsewhere); a copy in a loop each pass of which runs a whole training
+  loop (a nested one, or a routine of this file whose loop over data backwards and steps:
+  once per epoch; shown as a silence); tensors created with `device=` or moved once
   before the loop; loops that run once (`for _ in range(1)`, or `n = 0` then `while n < 1:`
   ending in `n += 1`); a loop over files, whose body opens or decodes the file its own variable
   names (`Image.open(path)`, `torch.load(path)`: the disk, not the upload, is what each pass
   waits on; shown as a silence); module code whose loops make at most ten passes in all (a
   self-test: a few copies once); copies in test functions (pytest `test_*`, unittest
   methods; shown as a silence); a copy stored under the variable of an un-nested loop that
-  trains nothing (`t[key] = ... .to(device)`: a table built once per key; shown as a silence);
+  trains nothing (`t[key] = ... .to(device)`, or `register_buffer("%s_cov" % name, ...)`: a
+  table built once per key; shown as a silence);
   a model the loop changes by a method called for its effect (`net.add_head(n)`) before moving
   it; a copy behind an every-N guard with a literal N of at least 10 (`if (i + 1) % 100 == 0:`,
   a log line or sample images; shown as a silence); transfers outside loops.

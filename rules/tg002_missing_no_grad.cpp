@@ -468,8 +468,63 @@ struct Checker final : RuleCheck {
                     std::move(ev));
         return;
       }
+    if (u.function >= 0)
+      if (TSNode cls = plain_object_from_every_caller(u.function, *kept); !is_null(cls)) {
+        stay_silent("TG002", kept->call,
+                    "every call of " + unit_label(u) + " in this file passes `" + kept->model_name +
+                        "` as an instance of `" + std::string(text_of(field(cls, k.f_name), ctx.source)) +
+                        "`, a class of this file that is no torch module: calling it runs its own `__call__`",
+                    {{range_of(field(cls, k.f_name)), "the class of what every caller passes"}});
+        return;
+      }
     out.push_back(make_finding(u, *kept, backwards, callers));
     routine_of.push_back({u.function >= 0 && !backwards ? u.function : -1, kept->call});
+  }
+
+  // `predict(model, file, args)` whose every call in this file (at least one) passes a
+  // `model = LatexOCR(args)`, a class of this file that subclasses no module (round 73:
+  // LaTeX-OCR's command line wraps its networks in a plain object whose `__call__` runs them
+  // under no_grad): the parameter is known only by its name, and its binding at every call
+  // says it is no model. Returns that class's node, or null.
+  TSNode plain_object_from_every_caller(int function, const Candidate& c) {
+    const FunctionInfo& fn = ctx.model.functions()[function];
+    auto param = std::find_if(fn.params.begin(), fn.params.end(),
+                              [&](const Parameter& p) { return p.name == c.model_name; });
+    if (param == fn.params.end()) return TSNode{};
+    size_t index = static_cast<size_t>(param - fn.params.begin());
+    int cls = -1;
+    bool all = true, any = false;
+    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
+      if (!all) return;
+      const std::vector<int>* local = analysis::local_callees(ctx.model, call);
+      if (!local || std::find(local->begin(), local->end(), function) == local->end()) return;
+      note_context(frozen_callers_, "TG002 plain-object caller of " + fn.name + "()", call);
+      TSNode arg = unparenthesize(analysis::argument_for(fn, call, index, ctx.source));
+      int made = is_null(arg) ? -1 : plain_class_bound_to(arg, ctx.model.scope_enclosing(call));
+      if (made < 0 || (cls >= 0 && made != cls)) {
+        all = false;
+        return;
+      }
+      cls = made;
+      any = true;
+    });
+    return all && any ? ctx.model.classes()[cls].node : TSNode{};
+  }
+
+  // The class of this file, no module, that every binding of the name `arg` constructs; -1
+  // when any binding is something else.
+  int plain_class_bound_to(TSNode arg, int scope) const {
+    if (!is(arg, k.identifier)) return -1;
+    const std::vector<BindingSite>* sites = ctx.model.bindings_of(text_of(arg, ctx.source), scope);
+    if (!sites || sites->empty()) return -1;
+    int cls = -1;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      int c = is(v, k.call) && is(field(v, k.f_function), k.identifier) ? ctx.model.class_named(ctx.model.callee_leaf(v)) : -1;
+      if (c < 0 || ctx.model.classes()[c].is_module || (cls >= 0 && c != cls)) return -1;
+      cls = c;
+    }
+    return cls;
   }
 
   // `evaluate_coco(..., model)` after `model.requires_grad_(False)` (round 42: an EfficientDet

@@ -395,12 +395,16 @@ struct Checker final : RuleCheck {
                   {{range_of(store), quote_code(text_of(store, ctx.source)) + " is a new entry on every pass"}});
       return;
     }
-    if (TSNode step = step_in_nested_loop(*st.innermost_loop(), n); !is_null(step)) {
+    TSNode step = step_in_nested_loop(*st.innermost_loop(), n);
+    bool routine = is_null(step);
+    if (routine) step = training_routine_called(st.innermost_loop()->node, n);
+    if (!is_null(step)) {
       stay_silent("TG013", n,
                   "once per epoch: each pass of this loop runs a whole inner training loop, so the copy is "
                   "not repeated per step",
                   {{range_of(step), quote_code(text_of(step, ctx.source)) +
-                                        " runs in a loop nested inside the one that repeats the copy"}});
+                                        (routine ? " runs a routine of this file whose own loop trains"
+                                                 : " runs in a loop nested inside the one that repeats the copy")}});
       return;
     }
     if (TSNode guard = built_once(n, st); !is_null(guard)) {
@@ -411,7 +415,7 @@ struct Checker final : RuleCheck {
       return;
     }
     TSNode recv = unparenthesize(field(callee, k.f_object));
-    if (auto base = base_name(recv, ctx.source); base && changed_in_loop(st.innermost_loop()->node, *base)) return;
+    if (auto base = base_name(recv, ctx.source); base && changed_in_loop(st.innermost_loop()->node, *base, n)) return;
     if (on_factory(n, recv, why, st)) return;
     auto r = dotted_name(recv, ctx.source);
     if (!r || varies(*r, n, st)) return;
@@ -802,19 +806,35 @@ struct Checker final : RuleCheck {
   // generator's grids, one per resolution): a loop that is not nested in another and trains
   // nothing, storing the copy under its own variable, builds a table once (TG013-NX42).
   // Returns the subscript stored to, or null.
+  // Also the copy handed to a call whose other argument names the entry by the loop's
+  // variable (`module.register_buffer("%s_cov" % name, torch.zeros(n).cuda())` over a module's
+  // parameter names, round 73: SWAG's Laplace posterior builds one buffer per parameter).
   TSNode table_entry_per_key(TSNode call, const WalkState& st) const {
     if (st.loops.size() != 1 || !is(st.loops.front().node, k.for_statement)) return TSNode{};
-    TSNode assignment = ctx.model.parent(call);
-    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), call)) return TSNode{};
-    TSNode left = field(assignment, k.f_left);
-    if (!is(left, k.subscript)) return TSNode{};
     TSNode loop = st.loops.front().node;
     std::unordered_set<std::string> targets;
     add_targets(field(loop, k.f_left), targets);
-    TSNode key = unparenthesize(field(left, k.f_subscript));
-    if (!is(key, k.identifier) || !targets.count(std::string(text_of(key, ctx.source)))) return TSNode{};
-    if (runs_backward(ctx.model, loop)) return TSNode{};
-    return left;
+    TSNode entry = entry_keyed_by(call, targets);
+    if (is_null(entry) || runs_backward(ctx.model, loop)) return TSNode{};
+    return entry;
+  }
+
+  TSNode entry_keyed_by(TSNode call, const std::unordered_set<std::string>& targets) const {
+    TSNode parent = ctx.model.parent(call);
+    if (is(parent, k.assignment) && ts_node_eq(field(parent, k.f_right), call)) {
+      TSNode left = field(parent, k.f_left);
+      if (!is(left, k.subscript)) return TSNode{};
+      TSNode key = unparenthesize(field(left, k.f_subscript));
+      return is(key, k.identifier) && targets.count(std::string(text_of(key, ctx.source))) ? left : TSNode{};
+    }
+    if (!is(parent, k.argument_list)) return TSNode{};
+    TSNode keyed{};
+    for_each_named_child(parent, [&](TSNode a) {
+      if (!is_null(keyed) || ts_node_eq(a, call) || (!is(a, k.binary_operator) && !is(a, k.string) && !is(a, k.call)))
+        return;
+      if (mentions_any(a, targets)) keyed = a;
+    });
+    return is_null(keyed) ? TSNode{} : ctx.model.parent(parent);
   }
 
   // A call in the loop's body that opens or decodes a file named by the loop's own variable
@@ -879,6 +899,51 @@ struct Checker final : RuleCheck {
     return found;
   }
 
+  // `train_epoch(model, loader, ...)` in the loop, a function of this file whose own loop
+  // over data backwards and steps (round 73: a VAE script draws 64 prior samples per epoch after it): each pass
+  // runs a whole training loop, so the copy is once per epoch. Returns that call.
+  TSNode training_routine_called(TSNode loop, TSNode copy) const {
+    TSNode found{};
+    ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode c) {
+      if (!is_null(found) || contains(c, copy)) return;
+      if (const std::vector<int>* fs = local_callees(ctx.model, c))
+        for (int f : *fs)
+          if (is_null(found) && loops_over_a_backward(ctx.model.functions()[f].node)) found = c;
+    });
+    return found;
+  }
+
+  bool counts(TSNode iterable) const {
+    iterable = unparenthesize(iterable);
+    return is(iterable, k.call) && ctx.model.callee_leaf(iterable) == "range";
+  }
+
+  // A `.step(...)` call in `loop` (an optimizer's, or a scaler's): with a backward, it trains.
+  // A loop that only backwards computes gradients (an attack's per-class gradients).
+  bool steps(TSNode loop) const {
+    bool found = false;
+    ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode c) {
+      found = found || (is(field(c, k.f_function), k.attribute) && ctx.model.callee_leaf(c) == "step");
+    });
+    return found;
+  }
+
+  bool loops_over_a_backward(TSNode function) const {
+    bool found = false;
+    auto visit = [&](auto&& self, TSNode n) -> void {
+      if (found || (is(n, k.function_definition) && !ts_node_eq(n, function)) || is(n, k.class_definition)) return;
+      // A loop over data (`for x, y in loader:`), not a count of repeats of one step
+      // (`for _ in range(self.d_repeats):` in a GAN's per-batch discriminator update).
+      if (is(n, k.for_statement) && !counts(field(n, k.f_right)) && runs_backward(ctx.model, n) && steps(n)) {
+        found = true;
+        return;
+      }
+      for_each_named_child(n, [&](TSNode c) { self(self, c); });
+    };
+    visit(visit, function);
+    return found;
+  }
+
   // The same object is downloaded (`net.cpu()`, an EMA offloaded with `.to(device="cpu")`)
   // or refilled in place (`ema.load_state_dict(...)`, `buf.copy_(...)`) somewhere in the
   // loop: each upload then carries new bytes, not the ones already on the device.
@@ -904,19 +969,39 @@ struct Checker final : RuleCheck {
     return grown;
   }
 
-  bool changed_in_loop(TSNode n, const std::string& base) const {
-    if (is(n, k.call)) {
+  // Also a move of the same object to another device in the loop (`model.to(args.swa_device)`,
+  // then `collect_model(model)`, then `model.to(args.device)`: round 73, SWAG collects its
+  // moments on the CPU and trains on the GPU): a round trip, each move carrying it back.
+  bool changed_in_loop(TSNode n, const std::string& base, TSNode transfer) const {
+    if (is(n, k.call) && !ts_node_eq(n, transfer)) {
       TSNode callee = field(n, k.f_function);
       std::string_view leaf = ctx.model.callee_leaf(n);
       bool refilled = leaf == "load_state_dict" || leaf == "copy_";
-      if (is(callee, k.attribute) && (refilled || moves_to_cpu(n, leaf))) {
+      if (is(callee, k.attribute) && (refilled || moves_to_cpu(n, leaf) || moves_elsewhere(n, leaf, transfer))) {
         auto b = base_name(field(callee, k.f_object), ctx.source);
         if (b && *b == base) return true;
       }
     }
     bool found = false;
-    for_each_named_child(n, [&](TSNode c) { found = found || changed_in_loop(c, base); });
+    for_each_named_child(n, [&](TSNode c) { found = found || changed_in_loop(c, base, transfer); });
     return found;
+  }
+
+  // `call` is a `.to(D)` whose destination is written differently from `transfer`'s `.to(E)`.
+  bool moves_elsewhere(TSNode call, std::string_view leaf, TSNode transfer) const {
+    if (leaf != "to" || ctx.model.callee_leaf(transfer) != "to") return false;
+    // The same object by name (`model`), not two tensors a factory builds.
+    auto moved = dotted_name(unparenthesize(field(field(call, k.f_function), k.f_object)), ctx.source);
+    auto again = dotted_name(unparenthesize(field(field(transfer, k.f_function), k.f_object)), ctx.source);
+    if (!moved || !again || *moved != *again) return false;
+    auto dest = [&](TSNode c) {
+      TSNode d = keyword_arg(c, "device", ctx.source);
+      return is_null(d) ? positional_arg(c, 0) : d;
+    };
+    TSNode a = dest(call), b = dest(transfer);
+    std::string why;  // a device, by the rule's own reading of a destination (not a dtype)
+    destination(call, leaf, ctx.model.scope_enclosing(call), why);
+    return !why.empty() && !is_null(a) && !is_null(b) && text_of(a, ctx.source) != text_of(b, ctx.source);
   }
 
   // A host factory (looking through dtype casts) copied over: reported here. Returns true
