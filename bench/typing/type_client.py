@@ -166,8 +166,10 @@ class Server:
         self.reader.join(timeout=5)
 
 
-def typing_script(text):
-    """The edits: (line, character, inserted text), each applied to the text before it."""
+def typing_script(text, indent_by_spaces=False):
+    """The edits: (line, character, inserted text), each applied to the text before it.
+    With indent_by_spaces, Enter is an edit of its own and so is every space of the new line's
+    indentation (an editor that does not indent by itself)."""
     lines = text.split("\n")
     at = next((i for i, line in enumerate(lines) if line.strip() == MARK), None)
     if at is None:
@@ -178,8 +180,15 @@ def typing_script(text):
     edits = []
     line, column = at, len(lines[at])
     for depth, statement in TYPED:
-        edits.append((line, column, "\n" + indent + "    " * depth))  # Enter, with the editor's indent
-        line, column = line + 1, len(indent) + 4 * depth
+        if indent_by_spaces:
+            edits.append((line, column, "\n"))
+            line, column = line + 1, 0
+            for ch in indent + "    " * depth:
+                edits.append((line, column, ch))
+                column += 1
+        else:
+            edits.append((line, column, "\n" + indent + "    " * depth))  # Enter, with the editor's indent
+            line, column = line + 1, len(indent) + 4 * depth
         for ch in statement:
             edits.append((line, column, ch))
             column += 1
@@ -211,7 +220,7 @@ def scratch_check(exe, path, runs):
 def run(args):
     with open(args.file, encoding="utf-8") as f:
         text = f.read()
-    marker_line, edits = typing_script(text)
+    marker_line, edits = typing_script(text, args.indent_by_spaces)
     edits = edits[: args.edits]
     load_start = load_average()
     server = Server(args.preflight, args.debounce_ms, args.server_log)
@@ -255,6 +264,7 @@ def run(args):
 
     figures = {
         "file": args.file, "lines": text.count("\n"), "bytes": len(text.encode()), "typed_after_line": marker_line,
+        "indent_by_spaces": args.indent_by_spaces,
         "edits": len(edits), "debounce_ms": args.debounce_ms, "findings_on_open": len(first),
         "load_average_start": load_start, "load_average_end": load_end,
         "wall_ms": {"p50": percentile(walls, .5), "p90": percentile(walls, .9), "p99": percentile(walls, .99),
@@ -280,7 +290,8 @@ def run(args):
 
 def print_report(f):
     print(f"{f['file']}: {f['lines']} lines, {f['bytes']} bytes, {f['findings_on_open']} diagnostics on open")
-    print(f"  {f['edits']} edits typed after line {f['typed_after_line']} (debounce {f['debounce_ms']} ms); "
+    spaces = ", indentation a space at a time" if f.get("indent_by_spaces") else ""
+    print(f"  {f['edits']} edits typed after line {f['typed_after_line']} (debounce {f['debounce_ms']} ms{spaces}); "
           f"load average {f['load_average_start']} at the start, {f['load_average_end']} at the end")
     w, c, a = f["wall_ms"], f["server_cpu_ms"], f["server_analysis_ms"]
     print(f"  wall per edit        p50 {w['p50']:7.2f}  p90 {w['p90']:7.2f}  p99 {w['p99']:7.2f}  max {w['max']:7.2f} ms")
@@ -310,6 +321,8 @@ def main():
     parser.add_argument("--scratch-runs", type=int, default=5)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--server-log", help="write the server's whole debug log (stderr) to this file")
+    parser.add_argument("--indent-by-spaces", action="store_true",
+                        help="type Enter alone, then each space of the indentation as an edit of its own")
     return run(parser.parse_args())
 
 
