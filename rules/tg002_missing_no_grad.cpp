@@ -30,7 +30,9 @@
 // backwards through (`self.policy.evaluate(...)` in PPO's update, TG002-NX41). A call handed
 // a graph-carrying value and an optimizer (`loss_scaler(loss, optimizer, ...)`, the AMP
 // scaler idiom) trains like a backward (TG002-NX42). An input made by a call handed
-// `volatile=True` (PyTorch before 0.4) makes the finding a note without a fix (TG002-NX43);
+// `volatile=True` (PyTorch before 0.4) makes the finding a note without a fix (TG002-NX43;
+// also through methods on it, `Variable(x, volatile=True).cuda()` in the forward's own
+// arguments, NX60);
 // so does an input made by a helper this file does not define, in a file that calls or
 // imports torch's `Variable` (the helper may make it volatile, TG002-NX48). A module of this
 // file whose `forward` asks for gradients itself (a leaf made with `requires_grad=True`, a
@@ -1178,8 +1180,12 @@ struct Checker final : RuleCheck {
     // (round 30: `ptan.agent.default_states_preprocessor([obs], cuda=cuda, volatile=True)` in
     // code written for PyTorch 0.3): the pre-0.4 way to switch autograd off.
     auto is_volatile = [&](TSNode v) {
-      v = unparenthesize(v);
-      return is(v, k.call) && has_literal_true_keyword(v, "volatile", ctx.source);
+      // Through a chain of methods on the Variable: `Variable(x, volatile=True).cuda()`.
+      for (v = unparenthesize(v); is(v, k.call); v = unparenthesize(field(field(v, k.f_function), k.f_object))) {
+        if (has_literal_true_keyword(v, "volatile", ctx.source)) return true;
+        if (!is(field(v, k.f_function), k.attribute)) return false;
+      }
+      return false;
     };
     TSNode found{};
     for_each_named_child(field(forward, k.f_arguments), [&](TSNode a) {
@@ -1192,10 +1198,14 @@ struct Checker final : RuleCheck {
     });
     // `inputs = Variable(inputs, volatile=True).cuda()`, `forward(input_var, model)` (round 20:
     // a segmentation repository's validate(), deepcluster's eval_linear): any volatile Variable
-    // the routine makes before the forward shows it was written for that mechanism.
+    // the routine makes before the forward shows it was written for that mechanism, and so does
+    // one made in the forward's own arguments (`net(Variable(x, volatile=True).cuda())`, round
+    // 75: OCNet's sliding-window evaluation).
     if (is_null(found) && u.function >= 0)
       ctx.model.for_each_call_in(ctx.model.functions()[u.function].node, [&](TSNode v) {
-        if (is_null(found) && ts_node_start_byte(v) < ts_node_start_byte(forward) && is_volatile(v)) found = v;
+        if (is_null(found) && ts_node_start_byte(v) < ts_node_end_byte(forward) && !ts_node_eq(v, forward) &&
+            is_volatile(v))
+          found = v;
       });
     return found;
   }
