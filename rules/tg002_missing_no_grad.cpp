@@ -496,10 +496,8 @@ struct Checker final : RuleCheck {
     size_t index = static_cast<size_t>(param - fn.params.begin());
     int cls = -1;
     bool all = true, any = false;
-    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
+    for_each_call_of(function, [&](TSNode call) {
       if (!all) return;
-      const std::vector<int>* local = analysis::local_callees(ctx.model, call);
-      if (!local || std::find(local->begin(), local->end(), function) == local->end()) return;
       note_context(frozen_callers_, "TG002 plain-object caller of " + fn.name + "()", call);
       TSNode arg = unparenthesize(analysis::argument_for(fn, call, index, ctx.source));
       int made = is_null(arg) ? -1 : plain_class_bound_to(arg, ctx.model.scope_enclosing(call));
@@ -529,6 +527,15 @@ struct Checker final : RuleCheck {
     return cls;
   }
 
+  // Every call in this file that may run `function` (the call table, by name), in order.
+  template <typename Visit>
+  void for_each_call_of(int function, Visit&& visit) const {
+    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
+      const std::vector<int>* local = analysis::local_callees(ctx.model, call);
+      if (local && std::find(local->begin(), local->end(), function) != local->end()) visit(call);
+    });
+  }
+
   // `evaluate_coco(..., model)` after `model.requires_grad_(False)` (round 42: an EfficientDet
   // evaluation script freezes the detector at module level and passes it in, with images read
   // by NumPy): the model is a parameter the routine never rebinds nor thaws, every call of the
@@ -551,10 +558,8 @@ struct Checker final : RuleCheck {
     size_t index = static_cast<size_t>(param - fn.params.begin());
     std::vector<TSNode> freezes;
     bool all = true;
-    ctx.model.for_each_call_in(ctx.model.root(), [&](TSNode call) {
+    for_each_call_of(function, [&](TSNode call) {
       if (!all) return;
-      const std::vector<int>* local = analysis::local_callees(ctx.model, call);
-      if (!local || std::find(local->begin(), local->end(), function) == local->end()) return;
       if (ctx.model.enclosing_function(ctx.model.scope_enclosing(call)) == function) return;  // recursion
       TSNode arg = analysis::argument_for(fn, call, index, ctx.source);
       TSNode freeze = is_null(arg) ? TSNode{} : ctx.provenance.freezing_of_argument(unparenthesize(arg));
@@ -1341,10 +1346,11 @@ struct Checker final : RuleCheck {
         "print", "len", "range", "enumerate", "zip", "sum", "min", "max", "float", "int", "str", "bool", "list",
         "dict", "tuple", "set", "sorted", "reversed", "round", "abs", "isinstance", "hasattr", "getattr", "format",
         "iter", "next", "map", "filter", "any", "all", "open", "repr", "type", "divmod", "pow"};
-    static constexpr std::string_view kStandardModules[] = {
-        "math", "time", "os", "sys", "json", "logging", "random", "numpy", "np", "itertools", "functools",
-        "collections", "copy", "pickle", "re", "datetime", "csv", "shutil", "glob", "warnings", "tqdm",
-        "contextlib", "pathlib", "argparse", "statistics", "PIL", "cv2", "sklearn", "pandas", "scipy"};
+    // The standard library and host-side libraries that never call into autograd.
+    static constexpr std::string_view kHostModules[] = {
+        "math", "time", "os", "sys", "json", "logging", "random", "itertools", "functools", "collections", "copy",
+        "pickle", "re", "datetime", "csv", "shutil", "glob", "warnings", "contextlib", "pathlib", "argparse",
+        "statistics", "numpy", "scipy", "pandas", "sklearn", "PIL", "cv2", "tqdm"};
     static constexpr std::string_view kPlainMethods[] = {
         "item", "cpu", "cuda", "to", "numpy", "tolist", "detach", "clone", "float", "long", "int", "half", "double",
         "size", "dim", "view", "reshape", "squeeze", "unsqueeze", "permute", "transpose", "contiguous", "flatten",
@@ -1352,9 +1358,9 @@ struct Checker final : RuleCheck {
         "sort", "softmax", "log_softmax", "sigmoid", "exp", "log", "abs", "sqrt", "pow", "norm", "type_as", "expand",
         "repeat", "split", "chunk", "narrow", "index_select", "gather", "masked_fill", "clamp", "round", "all",
         "any", "nonzero", "numel", "append", "extend", "insert", "pop", "update", "items", "keys", "values", "get",
-        "join", "format", "write", "flush", "close", "strip", "split", "startswith", "endswith", "eval", "train",
+        "join", "format", "write", "flush", "close", "strip", "startswith", "endswith", "eval", "train",
         "zero_", "fill_", "copy_", "add_", "mul_", "div_", "sub_", "set_description", "set_postfix", "info",
-        "debug", "warning", "add_scalar", "log", "reset", "load_state_dict", "state_dict", "parameters",
+        "debug", "warning", "add_scalar", "reset", "load_state_dict", "state_dict", "parameters",
         "named_parameters", "modules", "children", "requires_grad_"};
     auto in = [](const auto& list, std::string_view s) { return std::find(std::begin(list), std::end(list), s) != std::end(list); };
     TSNode callee = field(call, k.f_function);
@@ -1362,14 +1368,14 @@ struct Checker final : RuleCheck {
     if (forward_target(call, scope)) return true;
     auto dotted = dotted_name(callee, ctx.source);
     if (dotted && ctx.model.is_criterion(*dotted, scope)) return true;
-    // A name an import binds: torch (but its differentiation) and the standard library are seen.
+    // A name an import binds: torch (but its differentiation) and the host modules are seen.
     if (dotted && ctx.model.import_of(dotted->substr(0, dotted->find('.')))) {
       auto q = ctx.model.qualified_callee(call);
       if (!q || *q == "torch.autograd.grad" || *q == "torch.autograd.backward" ||
           q->starts_with("torch.autograd.functional."))
         return false;
       std::string_view root = q->substr(0, q->find('.'));
-      if (root == "torch" || in(kStandardModules, root)) return true;
+      if (root == "torch" || in(kHostModules, root)) return true;
       return !hands_a_tensor_or_model(call);
     }
     if (const std::vector<int>* fs = local_callees(ctx.model, call)) {  // `helper(x)`, `self.step(x)`

@@ -288,12 +288,19 @@ struct Checker final : RuleCheck {
   // step of a training loop that calls it.
   static constexpr long long kFewPasses = 10;
   bool few_passes(const WalkState& st) const {
-    return ctx.model.enclosing_function(st.scope) < 0 && literal_passes_in_all(st);
+    return ctx.model.enclosing_function(st.scope) < 0 && literal_passes_in_all(st, false);
   }
-  bool literal_passes_in_all(const WalkState& st) const {
+  // With `entries_only`, every loop must walk written-out entries (`for name, net in [...]`),
+  // not count passes (`range(3)`).
+  bool literal_passes_in_all(const WalkState& st, bool entries_only) const {
     long long total = 1;
     for (const LoopFrame& l : st.loops) {
-      std::optional<long long> n = single_pass(l.node) ? std::optional<long long>(1) : literal_passes(l.node);
+      std::optional<long long> n;
+      if (entries_only)
+        n = is(l.node, k.for_statement) ? literal_length(field(l.node, k.f_right), ctx.model.scope_enclosing(l.node), 0)
+                                        : std::nullopt;
+      else
+        n = single_pass(l.node) ? std::optional<long long>(1) : literal_passes(l.node);
       if (!n) return false;
       total *= std::max<long long>(*n, 1);
       if (total > kFewPasses) return false;
@@ -444,13 +451,9 @@ struct Checker final : RuleCheck {
   // runs is its callers' business (a framework's once-per-epoch hook there). A note
   // (TG013-NX48); in module code such loops are silent (NX40).
   void note_few_passes_per_call(Finding& f, const WalkState& st) const {
-    if (ctx.model.enclosing_function(st.scope) < 0 || !literal_passes_in_all(st)) return;
     // Loops over written-out entries only: `for s in range(3):` in a routine counts repetitions
     // of its own work, which a caller's training loop may run on every step (TG013-NX40).
-    for (const LoopFrame& l : st.loops)
-      if (!is(l.node, k.for_statement) ||
-          !literal_length(field(l.node, k.f_right), ctx.model.scope_enclosing(l.node), 0))
-        return;
+    if (ctx.model.enclosing_function(st.scope) < 0 || !literal_passes_in_all(st, true)) return;
     f.severity = Severity::Note;
     TSNode outer = st.loops.front().node;
     TSNode head = is(outer, k.for_statement) ? field(outer, k.f_right) : outer;
@@ -918,12 +921,19 @@ struct Checker final : RuleCheck {
     return is(iterable, k.call) && ctx.model.callee_leaf(iterable) == "range";
   }
 
-  // A `.step(...)` call in `loop` (an optimizer's, or a scaler's): with a backward, it trains.
-  // A loop that only backwards computes gradients (an attack's per-class gradients).
+  // An optimizer's `.step()` in `loop` (`opt.step()`, or `scaler.step(opt)` handed one): with a
+  // backward, it trains. A loop that only backwards computes gradients (an attack's per-class
+  // gradients), and an environment's `env.step(a)` steps no parameters.
   bool steps(TSNode loop) const {
     bool found = false;
     ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode c) {
-      found = found || (is(field(c, k.f_function), k.attribute) && ctx.model.callee_leaf(c) == "step");
+      TSNode callee = field(c, k.f_function);
+      if (found || !is(callee, k.attribute) || ctx.model.callee_leaf(c) != "step") return;
+      int scope = ctx.model.scope_enclosing(c);
+      auto recv = dotted_name(field(callee, k.f_object), ctx.source);
+      auto arg = dotted_name(positional_arg(c, 0), ctx.source);
+      found = (recv && ctx.model.is_optimizer(*recv, scope)) ||
+              (arg && ctx.model.kind_of(*arg, scope) == ValueKind::Optimizer);
     });
     return found;
   }
@@ -994,13 +1004,9 @@ struct Checker final : RuleCheck {
     auto moved = dotted_name(unparenthesize(field(field(call, k.f_function), k.f_object)), ctx.source);
     auto again = dotted_name(unparenthesize(field(field(transfer, k.f_function), k.f_object)), ctx.source);
     if (!moved || !again || *moved != *again) return false;
-    auto dest = [&](TSNode c) {
-      TSNode d = keyword_arg(c, "device", ctx.source);
-      return is_null(d) ? positional_arg(c, 0) : d;
-    };
-    TSNode a = dest(call), b = dest(transfer);
-    std::string why;  // a device, by the rule's own reading of a destination (not a dtype)
-    destination(call, leaf, ctx.model.scope_enclosing(call), why);
+    std::string why, unused;  // `why`: a device by the rule's own reading (not a dtype)
+    TSNode a = destination(call, leaf, ctx.model.scope_enclosing(call), why);
+    TSNode b = destination(transfer, "to", ctx.model.scope_enclosing(transfer), unused);
     return !why.empty() && !is_null(a) && !is_null(b) && text_of(a, ctx.source) != text_of(b, ctx.source);
   }
 
