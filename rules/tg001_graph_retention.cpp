@@ -25,7 +25,8 @@
 // holder that outlives only loops over entries (`d.items()`, `net.parameters()`), one value per
 // entry per call; a holder made anew per call or per pass of an enclosing loop, filled after
 // each member's own backward by loops over a fixed collection (`self.optimizers.items()`,
-// `range(len(netsD))`: one consumed value per member, TG001-NX64, recorded as a silence);
+// `range(len(netsD))`, a loop stepping `optimizers[i]` by its own variable: one consumed value
+// per member, TG001-NX64 and NX65, recorded as a silence);
 // `.add()` on an instance of a class of this file (a method call; on a class
 // defined elsewhere, an unknown callee: note, unsafe fix); leaf tensors and containers of
 // nothing but leaves (`t.detach().requires_grad_()`, `torch.zeros(n, requires_grad=True)`), which
@@ -702,6 +703,30 @@ bool walks_model_indices(const RuleContext& ctx, TSNode loop) {
   return name && names::names_a_model_collection(names::lower(names::last_segment(*name)));
 }
 
+// `for agent in range(self.n_agents): ... self.critic_optimizer[agent].step()` (round 80:
+// MADDPG's per-agent updates): every pass steps the optimizer its own variable selects from a
+// collection, so the loop walks the collection's members, one update each, not the data.
+bool steps_member_by_loop_variable(const RuleContext& ctx, TSNode loop) {
+  const Kinds& k = kinds();
+  if (!is(loop, k.for_statement)) return false;
+  TSNode var = field(loop, k.f_left);
+  if (!is(var, k.identifier)) return false;
+  std::string_view v = text_of(var, ctx.source);
+  bool found = false;
+  ctx.model.for_each_call_in(field(loop, k.f_body), [&](TSNode call) {
+    if (found || ctx.model.callee_leaf(call) != "step") return;
+    TSNode callee = field(call, k.f_function);
+    if (!is(callee, k.attribute)) return;
+    TSNode member = unparenthesize(field(callee, k.f_object));
+    if (!is(member, k.subscript)) return;
+    TSNode index = unparenthesize(field(member, k.f_subscript));
+    auto collection = dotted_name(field(member, k.f_value), ctx.source);
+    found = is(index, k.identifier) && text_of(index, ctx.source) == v && collection &&
+            names::is_optimizer_receiver_name(names::lower(names::last_segment(*collection)));
+  });
+  return found;
+}
+
 // Every loop the holder outlives walks a fixed collection (`self.optimizers.items()`, the
 // indices of `netsD`), each pass training one of its members, and the holder is made anew by
 // each call (a local) or each pass of an enclosing loop: it keeps one consumed value per
@@ -710,7 +735,8 @@ bool walks_model_indices(const RuleContext& ctx, TSNode loop) {
 TSNode one_value_per_member(const RuleContext& ctx, const Candidate& c) {
   if (c.outlived.empty() || c.holder.find('.') != std::string::npos) return TSNode{};
   for (TSNode loop : c.outlived)
-    if (!walks_entries(ctx, loop) && !walks_model_indices(ctx, loop)) return TSNode{};
+    if (!walks_entries(ctx, loop) && !walks_model_indices(ctx, loop) && !steps_member_by_loop_variable(ctx, loop))
+      return TSNode{};
   if (!local_owner(ctx, c) && !rebound_before_its_loops(ctx, c)) return TSNode{};
   return c.outlived.front();
 }

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "analysis/local_calls.h"
@@ -89,6 +90,8 @@ struct Checker final : RuleCheck {
   // Calls of each function of this file by its name, read once (only when a parameter is
   // followed to its callers): a file with many calls must not be rescanned per parameter.
   mutable std::optional<std::unordered_map<int, std::vector<TSNode>>> calls_by_function;
+  mutable std::set<int> callers_noted;            // functions whose calls were read
+  mutable std::vector<ContextFact> caller_facts;  // those calls, as context facts
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -129,6 +132,7 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG005 NLL", nll_use);
     note_context(facts, "TG005 log", log_use);
     note_context(facts, "TG005 skorch", skorch_classifier);
+    facts.insert(facts.end(), caller_facts.begin(), caller_facts.end());
   }
 
   // `torch.log(y_pred)` / `y_pred.log()` somewhere in the file, and skorch's
@@ -197,6 +201,11 @@ struct Checker final : RuleCheck {
     auto it = calls_by_function->find(function);
     if (it == calls_by_function->end()) return passed;
     const FunctionInfo& fn = ctx.model.functions()[function];
+    // What a finding read through callers rests on lies in the callers' units: recorded as
+    // context facts, so that an incremental check that does not analyse a caller compares
+    // facts and checks the whole file (rules/incremental.h).
+    if (callers_noted.insert(function).second)
+      for (TSNode call : it->second) note_context(caller_facts, "TG005 caller of " + fn.name + "()", call);
     size_t index = 0;
     while (index < fn.params.size() && fn.params[index].name != param) ++index;
     for (TSNode call : it->second)

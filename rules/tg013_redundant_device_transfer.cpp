@@ -29,10 +29,11 @@
 // a factory with a literal 0 in its shape, which copies no bytes (TG013-NX39, recorded as a
 // silence); a copy behind an every-N guard with a literal N of at least 10 (`if (i + 1) % 100
 // == 0:`, TG013-NX44, recorded as a silence; `% 4` is still reported; a period this file does not
-// fix, `% args.sample_every`, makes the finding a note, TG013-NX45); a copy stored under the variable of a loop that is not nested and trains nothing
+// fix, `% args.sample_every`, makes the finding a note, TG013-NX45); a copy stored under the variable of a loop that trains nothing, nor do the loops around it
 // (`for key in pde: t[key] = torch.linspace(...).to(device)`: a table built once per key,
 // TG013-NX42, recorded as a silence); tensors created with `device=` or moved once before the loop (already resident, `.to`
-// returns them unchanged, TG013-P06). A note: a parameter of a module's `forward` moved in a
+// returns them unchanged, TG013-P06). A note: a copy in a loop of a class's `__init__` that
+// trains nothing (set-up work, once per object built, TG013-NX52). A note: a parameter of a module's `forward` moved in a
 // loop there (`t.cuda()` per block: its callers decide where it lives, TG013-NX46). Silent, with the reason recorded: `torch.tensor(x)` /
 // `as_tensor` / `from_numpy` of data that changes in the loop (new bytes each pass: the
 // transfer the loop needs; `device=` would copy the same bytes). Not a transfer: `m.to(...)`
@@ -442,6 +443,7 @@ struct Checker final : RuleCheck {
     if (!model) note_parameter_source(f, *r, st);
     note_unknown_period(f, n, st);
     note_few_passes_per_call(f, st);
+    note_constructor_setup(f, st);
     out.push_back(std::move(f));
   }
 
@@ -460,6 +462,23 @@ struct Checker final : RuleCheck {
     f.evidence.push_back({range_of(head), quote_code(text_of(head, ctx.source)) +
                                               " makes a literal number of passes: a few copies per call of the "
                                               "routine, whose callers decide how often it runs (weak step)"});
+  }
+
+  // A loop in a class's `__init__` that trains nothing (round 80: ddae's classifier probes
+  // one zero image per listed time step to size each head): the copies are set-up work, made
+  // once per object built, and how often objects are built is their callers' business. A note
+  // (TG013-NX52).
+  void note_constructor_setup(Finding& f, const WalkState& st) const {
+    int fn = ctx.model.enclosing_function(st.scope);
+    if (fn < 0 || f.severity == Severity::Note) return;
+    const FunctionInfo& info = ctx.model.functions()[fn];
+    if (info.name != "__init__" || info.class_index < 0) return;
+    for (const LoopFrame& loop : st.loops)
+      if (runs_backward(ctx.model, loop.node)) return;
+    f.severity = Severity::Note;
+    f.evidence.push_back({range_of(info.node), "the loop runs in `" + ctx.model.classes()[info.class_index].name +
+                                                   ".__init__` and trains nothing: set-up copies, once per object "
+                                                   "built (weak step: a note)"});
   }
 
   // `t.cuda()` where `t` is a parameter of a module's `forward`, rebound nowhere in it: whether
@@ -812,14 +831,28 @@ struct Checker final : RuleCheck {
   // Also the copy handed to a call whose other argument names the entry by the loop's
   // variable (`module.register_buffer("%s_cov" % name, torch.zeros(n).cuda())` over a module's
   // parameter names, round 73: SWAG's Laplace posterior builds one buffer per parameter).
+  // Nested loops too when none of them trains and the table is a new one on every pass of the
+  // loop around (`for user in range(n): ci = {}; for k in keys: ci[k] = torch.zeros(...).to(
+  // device)`, round 79: FedRep's per-user control variates, built once before training); a
+  // table bound outside them is refilled with the same copies (TG013-PX42).
   TSNode table_entry_per_key(TSNode call, const WalkState& st) const {
-    if (st.loops.size() != 1 || !is(st.loops.front().node, k.for_statement)) return TSNode{};
-    TSNode loop = st.loops.front().node;
+    const LoopFrame* inner = st.innermost_loop();
+    if (!inner || !is(inner->node, k.for_statement)) return TSNode{};
     std::unordered_set<std::string> targets;
-    add_targets(field(loop, k.f_left), targets);
+    add_targets(field(inner->node, k.f_left), targets);
     TSNode entry = entry_keyed_by(call, targets);
-    if (is_null(entry) || runs_backward(ctx.model, loop)) return TSNode{};
+    if (is_null(entry)) return TSNode{};
+    for (const LoopFrame& loop : st.loops)
+      if (runs_backward(ctx.model, loop.node)) return TSNode{};
+    if (st.loops.size() > 1 && !new_table_per_outer_pass(entry, st.loops[st.loops.size() - 2].node, call))
+      return TSNode{};
     return entry;
+  }
+
+  bool new_table_per_outer_pass(TSNode entry, TSNode outer, TSNode call) const {
+    if (!is(entry, k.subscript)) return false;
+    auto table = dotted_name(field(entry, k.f_value), ctx.source);
+    return table && !is_null(last_assignment(*table, field(outer, k.f_body), ts_node_start_byte(call), ctx.source));
   }
 
   TSNode entry_keyed_by(TSNode call, const std::unordered_set<std::string>& targets) const {
@@ -1052,6 +1085,7 @@ struct Checker final : RuleCheck {
     Finding f = make_finding(call, why, shape, std::string(leaf), st);
     note_unknown_period(f, call, st);
     note_few_passes_per_call(f, st);
+    note_constructor_setup(f, st);
     if (shape == Shape::Factory)
       if (TSNode write = written_in_place(call, st); !is_null(write)) {
         // Hoisting would carry one pass's values into the next (round 33: per-domain losses

@@ -25,10 +25,16 @@
 // such a loop also clips gradients (the threshold sees the sum); a warning when the class is
 // not visible (a parameter, a table lookup, both kinds on different paths) and the evidence
 // says so.
+// The same for a counted loop of micro-steps, `for micro_step in range(N): ... backward()`,
+// with the step after it in the same block (nanoGPT's shape; TG014-PX14): at most a warning,
+// since N backwards may also be terms meant to add up.
+// Also exempt: a learning rate divided by N in the optimizer's constructor (the sum is what
+// the step was tuned for; TG014-NX20).
 // Also exempt: a zero_grad before the backward under the same test as the step (each step
 // applies only its own iteration's gradient; the earlier backwards are wasted, not summed).
 // Fix (unsafe: it changes the effective learning rate): `R.backward()` -> `(R / N).backward()`.
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <set>
 
@@ -75,6 +81,9 @@ struct Guard {
   TSNode body;
   TSNode step;        // the optimizer step in its body
   std::string divisor;
+  // `for micro_step in range(N):` holding the backward, the step after it (if_node is the
+  // loop, test its `range(N)`, body its body).
+  bool counted_loop = false;
 };
 
 struct Checker final : RuleCheck {
@@ -97,8 +106,11 @@ struct Checker final : RuleCheck {
     TSNode receiver = field(callee, k.f_object);
     std::vector<Guard> guards = accumulation_guards(loop->node, st.scope);
     std::erase_if(guards, [&](const Guard& g) { return inside(n, g.body); });
+    if (guards.empty())
+      if (auto micro = micro_step_loop(loop->node, st.scope)) guards.push_back(*micro);
     if (guards.empty()) return;
     if (clears_every_iteration(field(loop->node, k.f_body), loop->node, n) || rescales_gradients(loop->node)) return;
+    if (guards.front().counted_loop && rescales_before_step(loop->node, guards.front().step)) return;
     std::erase_if(guards, [&](const Guard& g) {
       if (!cleared_under_same_test(loop->node, n, g)) return false;
       stay_silent("TG014", receiver,
@@ -132,6 +144,12 @@ struct Checker final : RuleCheck {
                           {range_of(guards.front().test), quote_code(text_of(guards.front().test, ctx.source)) +
                                                               " steps the optimizer every `" + *keys.begin() +
                                                               "` iterations"}});
+    if (TSNode lr = learning_rate_divided(guards.front().step, body, st.scope); !is_null(lr))
+      return stay_silent("TG014", value,
+                         "the learning rate is divided by the accumulation count, so summing the gradients "
+                         "is what the step was tuned for",
+                         {{range_of(lr), quote_code(text_of(lr, ctx.source)) + " divides the learning rate by `" +
+                                             *keys.begin() + "`"}});
     Finding f = make_finding(n, value, guards, *keys.begin(), loop->node, st.scope);
     if (owner)
       f.evidence.insert(f.evidence.begin() + 1,
@@ -219,6 +237,38 @@ struct Checker final : RuleCheck {
     for_each_named_child(n, [&](TSNode c) { collect_guards(c, scope, guards); });
   }
 
+  // `for micro_step in range(N): ... loss.backward()` followed, in the same block, by the
+  // optimizer step (nanoGPT's shape): N backwards feed each step. N must be a name, an
+  // attribute or an integer above 1 (`range(len(tasks))` says nothing about accumulation), and
+  // the loop itself must not step (a GAN's critic loop updates every pass).
+  std::optional<Guard> micro_step_loop(TSNode loop, int scope) const {
+    if (!is(loop, k.for_statement)) return std::nullopt;
+    TSNode iter = unparenthesize(field(loop, k.f_right));
+    if (!is(iter, k.call) || !is(field(iter, k.f_function), k.identifier) ||
+        text_of(field(iter, k.f_function), ctx.source) != "range" ||
+        ts_node_named_child_count(field(iter, k.f_arguments)) != 1)
+      return std::nullopt;
+    TSNode count = unparenthesize(positional_arg(iter, 0));
+    auto key = divisor_key(count);
+    if (!key || (is(count, k.integer) && std::atoll(key->c_str()) < 2)) return std::nullopt;
+    if (!is_null(optimizer_step(field(loop, k.f_body), scope))) return std::nullopt;
+    TSNode step{};
+    for (TSNode next = ts_node_next_named_sibling(loop); !is_null(next) && is_null(step);
+         next = ts_node_next_named_sibling(next))
+      if (!is(next, k.function_definition) && !is(next, k.class_definition)) step = optimizer_step(next, scope);
+    if (is_null(step)) return std::nullopt;
+    return Guard{loop, iter, field(loop, k.f_body), step, *key, true};
+  }
+
+  // Gradients rescaled between the counted loop and its step (`for p in params: p.grad /= N`).
+  bool rescales_before_step(TSNode loop, TSNode step) const {
+    for (TSNode next = ts_node_next_named_sibling(loop); !is_null(next); next = ts_node_next_named_sibling(next)) {
+      if (ts_node_start_byte(next) > ts_node_start_byte(step)) break;
+      if (rescales_gradients(next)) return true;
+    }
+    return false;
+  }
+
   // `need_update = (i + 1) % accum == 0` ... `if need_update:` (timm shape): the modulo in
   // the last assignment of a bare-name test, in the same function before the `if`.
   TSNode modulo_behind_name(TSNode test, TSNode if_node) const {
@@ -290,11 +340,15 @@ struct Checker final : RuleCheck {
     std::string why;     // Unknown: what hides the class
   };
 
+  // The name of what `step` steps: `optimizer.step()`, or `scaler.step(optimizer)`'s argument.
+  std::optional<std::string> stepped_optimizer(TSNode step) const {
+    TSNode arg = positional_arg(step, 0);
+    return dotted_name(is_null(arg) ? field(field(step, k.f_function), k.f_object) : arg, ctx.source);
+  }
+
   OptimizerRead optimizer_read(TSNode step, int scope) const {
     OptimizerRead r;
-    // `scaler.step(optimizer)`: the optimizer is the argument.
-    TSNode arg = positional_arg(step, 0);
-    auto recv = dotted_name(is_null(arg) ? field(field(step, k.f_function), k.f_object) : arg, ctx.source);
+    auto recv = stepped_optimizer(step);
     const std::vector<BindingSite>* sites = recv ? ctx.model.bindings_of(*recv, scope) : nullptr;
     if (!recv || !sites || sites->empty()) {
       r.why = !recv ? "the stepped object is not a plain name"
@@ -650,6 +704,26 @@ struct Checker final : RuleCheck {
     return so_far;
   }
 
+  // The `lr` of every binding of the stepped optimizer when each divides by the accumulation
+  // count (`base_lr = cfg.LR / batch_size / subdivision` ... `optim.SGD(params, lr=base_lr)`,
+  // round 54: DeNA's YOLOv3): the sum is what the step expects. Null when one does not or a
+  // binding is not a visible constructor.
+  TSNode learning_rate_divided(TSNode step, const Body& b, int scope) const {
+    auto recv = stepped_optimizer(step);
+    const std::vector<BindingSite>* sites = recv ? ctx.model.bindings_of(*recv, scope) : nullptr;
+    if (!sites || sites->empty()) return TSNode{};
+    TSNode last{};
+    for (const BindingSite& b_site : *sites) {
+      TSNode ctor = unparenthesize(b_site.value);
+      if (!is(ctor, k.call) || b_site.arity > 1) return TSNode{};
+      TSNode lr = keyword_arg(ctor, "lr", ctx.source);
+      if (is_null(lr)) lr = positional_arg(ctor, 1);
+      if (is_null(lr) || scale_of(lr, b, ts_node_start_byte(ctor), 0) != Scale::Divisor) return TSNode{};
+      last = lr;
+    }
+    return last;
+  }
+
   // --- the finding -------------------------------------------------------------------------
 
   Finding make_finding(TSNode backward, TSNode receiver, const std::vector<Guard>& guards,
@@ -667,7 +741,9 @@ struct Checker final : RuleCheck {
                        "` gradients instead of their average";
     switch (opt.response) {
       case StepResponse::Proportional:
-        f.severity = Severity::Error;
+        // A counted loop's backwards may be terms meant to add up (tasks, augmentations) as
+        // well as slices of one batch: the sum is proven, the intent is not.
+        f.severity = g.counted_loop ? Severity::Warning : Severity::Error;
         f.message = head + ", a learning rate `" + n + "` times too high in disguise.";
         break;
       case StepResponse::Normalised:
@@ -691,12 +767,20 @@ struct Checker final : RuleCheck {
                             ").backward()` (this assumes the loss uses the default mean reduction).";
     f.evidence.push_back({range_of(backward), quote_code(text_of(backward, ctx.source)) +
                                                   " adds this iteration's gradients into `.grad`"});
-    f.evidence.push_back({range_of(g.test), quote_code(text_of(g.test, ctx.source)) +
-                                                " steps the optimizer only once every `" + n + "` iterations"});
+    if (g.counted_loop)
+      f.evidence.push_back({range_of(g.test), quote_code(text_of(g.test, ctx.source)) + " runs the backward `" + n +
+                                                  "` times, and nothing in the loop steps the optimizer"});
+    else
+      f.evidence.push_back({range_of(g.test), quote_code(text_of(g.test, ctx.source)) +
+                                                  " steps the optimizer only once every `" + n + "` iterations"});
     f.evidence.push_back({range_of(g.step), quote_code(text_of(g.step, ctx.source)) +
                                                 " applies the summed gradients"});
     f.evidence.push_back({range_of(receiver), "no division of " + quote_code(r) + " by `" + n +
                                                   "` (or any other scaling) on its way to backward"});
+    if (g.counted_loop && opt.response == StepResponse::Proportional)
+      f.evidence.push_back({range_of(g.test), "whether the `" + n + "` backwards are slices of one batch (accumulation) "
+                                              "or terms meant to add up is intent the loop does not show (a "
+                                              "warning, not an error)"});
     if (opt.response == StepResponse::Unknown)
       f.evidence.push_back({range_of(g.step), "which optimizer steps is not proven: " + opt.why +
                                                   " (a warning, not an error: Adam-family updates barely change)"});
