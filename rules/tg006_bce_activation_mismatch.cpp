@@ -15,7 +15,11 @@
 // a tuple literal of the unpacking's length; element i is then judged like any value, in the
 // forward's scope. Each step is read from bindings, so the verdict keeps its usual severity;
 // anything unresolved (a parameter model, an imported class, a forward returning a name) keeps
-// the rule quiet, as before.
+// the rule quiet, as before. Through a loss helper: BCE's input is a parameter of a function
+// whose every call in this file passes such an unpacked output (`loss_function(recon_batch,
+// ...)`): a warning, since another module may call the helper (TG006-PX18). A single output
+// into the with-logits loss from a local model class whose forward returns a sigmoid on every
+// path: an error, a warning when the model is a parameter read through its callers (PX19).
 // Model layer: an `nn.Sequential` ending in `nn.Sigmoid()` in a file that uses the
 // with-logits loss. When the Sequential is built in a module class of this file that another
 // module class of this file holds as a part (`self.cond = AttentionLayer(...)`) and the loss is
@@ -31,6 +35,7 @@
 // recorded as a silence).
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
@@ -79,6 +84,8 @@ struct Checker final : RuleCheck {
   };
   std::vector<LayerHead> layer_heads;
   TSNode logits_use{};              // first with-logits loss mention, for the layer case
+  std::set<int> callers_noted;            // functions whose calls a finding read
+  std::vector<ContextFact> caller_facts;  // those calls, as context facts
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -98,6 +105,7 @@ struct Checker final : RuleCheck {
 
   void context(std::vector<ContextFact>& facts) const override {
     note_context(facts, "TG006 with-logits loss", logits_use);
+    facts.insert(facts.end(), caller_facts.begin(), caller_facts.end());
     if (TSNode module = squashing_module(); !is_null(module))
       note_context(facts, "TG006 squashing module", field(module, k.f_name));
     // A layer finding reads the class that holds its Sequential's class as a part, which names
@@ -487,6 +495,151 @@ struct Checker final : RuleCheck {
     out.push_back(std::move(f));
   }
 
+  // `def loss_function(recon_x, x, mu, logvar): F.binary_cross_entropy(recon_x, ...)` whose
+  // every call in this file passes, for `recon_x`, a variable unpacked from a local model's
+  // call (`recon_batch, mu, logvar = model(data)`) that the forward returns without a sigmoid
+  // (pytorch/examples' VAE with its decoder's sigmoid dropped; issue 23's recall regression).
+  // The callers are a weak step, since another module may call the helper with
+  // probabilities: a warning. Quiet when any call passes something else.
+  void check_through_callers(const LossCall& loss, TSNode input, const std::string& param, int scope) {
+    int f = ctx.model.enclosing_function(scope);
+    if (f < 0) return;
+    const FunctionInfo& fn = ctx.model.functions()[f];
+    size_t index = 0;
+    while (index < fn.params.size() && fn.params[index].name != param) ++index;
+    if (index == fn.params.size()) return;
+    std::vector<TSNode> calls = calls_of(f);
+    if (calls.empty()) return;
+    std::vector<Element> first;
+    TSNode first_argument{};
+    bool any_graph = false;
+    for (TSNode call : calls) {
+      TSNode arg = unparenthesize(argument_for(fn, call, index, ctx.source));
+      if (!is(arg, k.identifier)) return;
+      int at = ctx.model.scope_enclosing(call);
+      // An evaluation call under no_grad passes the same raw tensor without a graph; one call
+      // with a graph shows the values are the model's tensors.
+      const Value* v = ctx.provenance.value_of(arg);
+      if (!v || v->naming_only) return;
+      any_graph = any_graph || v->has_graph();
+      std::vector<Element> elements = unpacked_elements(std::string(text(arg)), arg, at);
+      if (elements.empty()) return;
+      for (const Element& el : elements)
+        if (!is_null(element_sigmoid(el.expr, el.scope)) || squashed(el.expr, el.scope, 0)) return;
+      if (first.empty()) {
+        first = std::move(elements);
+        first_argument = arg;
+      }
+    }
+    if (!any_graph) return;
+    Finding finding = base_finding(loss, input, Severity::Warning);
+    finding.message = quote_code(text(input)) + " reaches plain BCE, which needs probabilities in [0, 1], but "
+                      "every call of `" + fn.name + "` in this file passes an output the model's forward "
+                      "returns without a sigmoid: raw scores make the run fail with an input-range error (or, "
+                      "on older PyTorch, produce nan) as soon as one is outside [0, 1].";
+    finding.hint = "Use `BCEWithLogitsLoss` / `binary_cross_entropy_with_logits` on the raw scores, or end "
+                   "that output of `forward` with a sigmoid.";
+    finding.evidence.push_back({range_of(first_argument),
+                                quote_code(text(ctx.model.parent(ctx.model.parent(first_argument)))) + " passes " +
+                                    quote_code(text(first_argument)) + " as `" + param + "`"});
+    for (const EvidenceStep& step : first.front().chain) finding.evidence.push_back(step);
+    finding.evidence.push_back({range_of(first.front().expr),
+                                quote_code(text(first.front().expr)) + ": no sigmoid, softmax or clamp on its "
+                                "chain in the forward, nor in a layer or helper of this file it comes from"});
+    finding.evidence.push_back({range_of(field(fn.node, k.f_name)),
+                                "`" + param + "` is a parameter: every call of `" + fn.name + "` in this file ("
+                                + std::to_string(calls.size()) + ") passes such an output, but a caller elsewhere "
+                                "may pass probabilities (weak step: a warning)"});
+    out.push_back(std::move(finding));
+  }
+
+  // `outputs = model(x1, x2).squeeze()` into the with-logits loss, where `model` holds a
+  // module class of this file whose `forward` returns a sigmoid on every path (pytorch/
+  // examples' Siamese network ends in `self.sigmoid(output)`). `model` bound in this routine:
+  // an error; a parameter whose every call in this file passes such a model: a warning (a
+  // caller elsewhere may pass another model). Shape-keeping methods between the call and the
+  // loss (`.squeeze()`, `.view(-1)`) are looked through.
+  void check_forward_sigmoid(const LossCall& loss, TSNode input, TSNode value, int scope) {
+    TSNode call = unparenthesize(value);
+    static constexpr std::string_view kShapeKeeping[] = {"squeeze", "unsqueeze", "view", "reshape", "flatten",
+                                                         "float", "contiguous", "double"};
+    while (is(call, k.call) && is(field(call, k.f_function), k.attribute) &&
+           std::find(std::begin(kShapeKeeping), std::end(kShapeKeeping), ctx.model.callee_leaf(call)) !=
+               std::end(kShapeKeeping))
+      call = unparenthesize(field(field(call, k.f_function), k.f_object));
+    if (!is(call, k.call) || !is(field(call, k.f_function), k.identifier)) return;
+    std::string model_name(text(field(call, k.f_function)));
+    if (ctx.model.import_of(model_name) || ctx.model.class_named(model_name) >= 0 ||
+        ctx.model.functions_named(model_name))
+      return;
+    std::vector<TSNode> held;
+    std::vector<TSNode> callers;
+    int f = ctx.model.enclosing_function(scope);
+    if (ctx.model.parameter(model_name, scope)) {
+      if (f < 0) return;
+      const FunctionInfo& fn = ctx.model.functions()[f];
+      size_t index = 0;
+      while (index < fn.params.size() && fn.params[index].name != model_name) ++index;
+      callers = calls_of(f);
+      if (index == fn.params.size() || callers.empty()) return;
+      for (TSNode c : callers) {
+        TSNode arg = unparenthesize(argument_for(fn, c, index, ctx.source));
+        auto d = is(arg, k.identifier) ? dotted_name(arg, ctx.source) : std::nullopt;
+        if (!d) return;
+        std::vector<TSNode> h = held_values(*d, arg, ctx.model.scope_enclosing(c));
+        if (h.empty()) return;
+        held.insert(held.end(), h.begin(), h.end());
+      }
+    } else {
+      held = held_values(model_name, field(call, k.f_function), scope);
+    }
+    if (held.empty()) return;
+    TSNode sigmoid{};
+    const FunctionInfo* forward = nullptr;
+    int cls = -1;
+    for (TSNode v : held) {
+      int c = local_model_class(v);
+      const FunctionInfo* fw = c < 0 ? nullptr : forward_of(c);
+      if (!fw || fw->returns.empty() || (forward && fw != forward)) return;
+      for (TSNode ret : fw->returns) {
+        if (ts_node_named_child_count(ret) == 0) return;
+        TSNode s2 = element_sigmoid(unparenthesize(ts_node_named_child(ret, 0)), fw->scope);
+        if (is_null(s2)) return;
+        sigmoid = s2;
+      }
+      forward = fw;
+      cls = c;
+    }
+    Finding finding = sigmoid_finding(loss, input, Sigmoid{true}, TSNode{}, false);
+    finding.evidence.push_back({range_of(value), quote_code(text(input)) + " is assigned " + quote_code(text(value))});
+    finding.evidence.push_back({range_of(held.front()), "`" + model_name + "` holds " + quote_code(text(held.front())) +
+                                                            ", a module class of this file"});
+    finding.evidence.push_back({range_of(sigmoid), quote_code(ctx.model.classes()[cls].name + ".forward") +
+                                                       " ends in " + quote_code(text(sigmoid)) + ", a sigmoid, on every path"});
+    if (!callers.empty()) {
+      finding.severity = Severity::Warning;
+      finding.evidence.push_back({range_of(field(ctx.model.functions()[f].node, k.f_name)),
+                                  "`" + model_name + "` is a parameter: every call of `" +
+                                      ctx.model.functions()[f].name + "` in this file passes this model, but a "
+                                      "caller elsewhere may pass another (weak step: a warning)"});
+    }
+    out.push_back(std::move(finding));
+  }
+
+  // The calls of local function `f` in this file (each resolving to it alone), recorded as
+  // context facts: a finding read through them rests on the callers' units (rules/incremental.h).
+  std::vector<TSNode> calls_of(int f) {
+    std::vector<TSNode> calls;
+    ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
+      const std::vector<int>* fs = local_callees(ctx.model, call);
+      if (fs && fs->size() == 1 && fs->front() == f) calls.push_back(call);
+    });
+    if (callers_noted.insert(f).second)
+      for (TSNode call : calls)
+        note_context(caller_facts, "TG006 caller of " + ctx.model.functions()[f].name + "()", call);
+    return calls;
+  }
+
   void check_input(const LossCall& loss, TSNode input, int scope) {
     if (is(input, k.call)) {
       Sigmoid s = sigmoid_of(input, scope);
@@ -496,6 +649,9 @@ struct Checker final : RuleCheck {
     auto dotted = dotted_name(input, ctx.source);
     if (!dotted) return;
     std::vector<TSNode> values = reaching_values(*dotted, input, scope);
+    if (values.empty() && loss.kind == LossKind::Plain && is(input, k.identifier) &&
+        ctx.model.parameter(*dotted, scope))
+      return check_through_callers(loss, input, *dotted, scope);
     if (values.empty()) return check_unpacked(loss, input, *dotted, scope);
     bool all_sigmoid = !values.empty();
     for (TSNode v : values) {
@@ -504,6 +660,7 @@ struct Checker final : RuleCheck {
     }
     if (all_sigmoid && cannot_saturate(loss, input, values, scope)) return;
     if (all_sigmoid) return out.push_back(sigmoid_finding(loss, input, Sigmoid{true}, values.back()));
+    if (loss.kind == LossKind::WithLogits && values.size() == 1) return check_forward_sigmoid(loss, input, values.front(), scope);
     if (loss.kind == LossKind::Plain && !values.empty()) check_raw_scores(loss, input, values, scope);
   }
 
