@@ -26,7 +26,9 @@
 // entry per call; a holder made anew per call or per pass of an enclosing loop, filled after
 // each member's own backward by loops over a fixed collection (`self.optimizers.items()`,
 // `range(len(netsD))`, a loop stepping `optimizers[i]` by its own variable: one consumed value
-// per member, TG001-NX64 and NX65, recorded as a silence);
+// per member, TG001-NX64 and NX65, recorded as a silence); a subscript store keyed by the
+// variable of a loop over entries that trains nothing (one slot per entry, overwritten by the
+// next call, whoever owns the holder: TG001-NX66, recorded as a silence);
 // `.add()` on an instance of a class of this file (a method call; on a class
 // defined elsewhere, an unknown callee: note, unsafe fix); leaf tensors and containers of
 // nothing but leaves (`t.detach().requires_grad_()`, `torch.zeros(n, requires_grad=True)`), which
@@ -690,6 +692,38 @@ const FunctionInfo* filled_over_structure(const RuleContext& ctx, const Candidat
   return f;
 }
 
+// `losses[f"{name}{postfix}"] = l * lbd` in `for name, lbd in self.loss_and_lambda.items():`
+// (round 83: DiffSinger's loss helpers fill a dict their caller passes in and sums): a
+// subscript store whose key is built from the variable of the entries loop around it, every
+// loop the holder outlives walking entries and training nothing, writes one slot per entry,
+// and the next call overwrites the same slots: at most one value per entry, whoever owns the
+// holder (TG001-NX66). The key, or null.
+TSNode slot_per_entry(const RuleContext& ctx, const Candidate& c) {
+  const Kinds& k = kinds();
+  if (c.kind != StoreKind::Subscript || c.outlived.empty()) return TSNode{};
+  for (TSNode loop : c.outlived)
+    if (!walks_entries(ctx, loop) || trains(ctx, loop, c.scope)) return TSNode{};
+  TSNode left = field(c.store, k.f_left);
+  if (!is(left, k.subscript)) return TSNode{};
+  TSNode key = field(left, k.f_subscript);
+  TSNode inner = c.outlived.back();
+  std::vector<std::string> targets;
+  std::function<void(TSNode)> collect = [&](TSNode n) {
+    if (is(n, k.identifier)) targets.emplace_back(text_of(n, ctx.source));
+    for_each_named_child(n, collect);
+  };
+  collect(field(inner, k.f_left));
+  bool mentions = false;
+  std::function<void(TSNode)> find = [&](TSNode n) {
+    if (mentions) return;
+    if (is(n, k.identifier) && std::find(targets.begin(), targets.end(), text_of(n, ctx.source)) != targets.end())
+      mentions = true;
+    for_each_named_child(n, find);
+  };
+  find(key);
+  return mentions ? key : TSNode{};
+}
+
 // `for i in range(len(netsD))`: a loop over the indices of a collection named for models,
 // optimizers, discriminators or heads (a naming step, which only quiets a finding).
 bool walks_model_indices(const RuleContext& ctx, TSNode loop) {
@@ -1156,6 +1190,14 @@ void Check::finish(std::vector<Finding>& out) {
                       "` and filled by a loop over a container's entries, parameters or submodules, "
                       "not over data: it holds one value per entry per call, and the next call builds a new one",
                   {{range_of(c.outlived.front()), "the loop `" + c.holder + "` outlives walks entries"}});
+      continue;
+    }
+    if (TSNode key = slot_per_entry(ctx, c); !is_null(key)) {
+      stay_silent("TG001", c.stored,
+                  "one slot per entry: the key " + quote_code(text_of(key, ctx.source)) + " is built from the "
+                      "variable of a loop over a container's entries, which trains nothing, so each pass writes "
+                      "its own entry's slot and the next call overwrites the same slots",
+                  {{range_of(c.outlived.back()), "the loop walks entries, not data"}});
       continue;
     }
     if (TSNode loop = consumed ? one_value_per_member(ctx, c) : TSNode{}; !is_null(loop)) {

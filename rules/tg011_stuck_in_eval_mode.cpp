@@ -14,7 +14,9 @@
 // reaches the backward in evaluation mode with no train() on the way.
 // Exempt: a training helper that itself switches the model to eval before its own backward
 // and runs no validation pass (a linear probe on frozen features trains in eval mode on
-// purpose, TG011-NX22, recorded as a silence); methods of a LightningModule (the trainer switches modes; recorded as a silence
+// purpose, TG011-NX22, recorded as a silence); a model whose parameters the loop freezes
+// (`requires_grad = False` over its parameters, `requires_grad_(False)`: no backward trains it,
+// TG011-NX24, recorded as a silence); methods of a LightningModule (the trainer switches modes; recorded as a silence
 // with the class that shows it); freezing a strict
 // submodule (`model.backbone.eval()`) when the loop never puts the whole model in eval mode
 // (TG011-P05); receivers bound to something that is not a module (an optimizer, a loss, a
@@ -258,6 +260,57 @@ struct Checker final : RuleCheck {
     for_each_named_child(n, [&](TSNode c) { collect_train_calls(c, depth, calls); });
   }
 
+  // A statement of `body` (not inside a nested function) that turns off the gradients of
+  // every parameter of `model`: `model.requires_grad_(False)`, or `for p in
+  // model.parameters(): p.requires_grad = False` (round 84: MOON freezes its global model
+  // every round, right after `global_model.eval()`; TG011-NX24). Null when there is none.
+  TSNode frozen_in(TSNode body, const std::string& model) const {
+    TSNode found{};
+    for_each_named_child(body, [&](TSNode stmt) {
+      if (!is_null(found)) return;
+      if (is(stmt, k.expression_statement)) {
+        TSNode e = ts_node_named_child(stmt, 0);
+        if (is(e, k.call) && ctx.model.callee_leaf(e) == "requires_grad_" &&
+            is(field(e, k.f_function), k.attribute) &&
+            dotted_name(field(field(e, k.f_function), k.f_object), ctx.source) == std::optional<std::string>(model) &&
+            is(unparenthesize(positional_arg(e, 0)), k.false_))
+          found = stmt;
+      } else if (is(stmt, k.for_statement) && freezes_each_parameter(stmt, model)) {
+        found = stmt;
+      } else if (!is(stmt, k.function_definition) && !is(stmt, k.class_definition)) {
+        for_each_named_child(stmt, [&](TSNode c) {
+          if (is_null(found) && is(c, k.block)) found = frozen_in(c, model);
+        });
+      }
+    });
+    return found;
+  }
+
+  // `for p in model.parameters(): p.requires_grad = False` (also `for name, p in
+  // model.named_parameters()`), the assignment unconditional in the loop's body.
+  bool freezes_each_parameter(TSNode loop, const std::string& model) const {
+    TSNode it = unparenthesize(field(loop, k.f_right));
+    if (!is(it, k.call) || !is(field(it, k.f_function), k.attribute)) return false;
+    std::string_view leaf = ctx.model.callee_leaf(it);
+    if ((leaf != "parameters" && leaf != "named_parameters") ||
+        dotted_name(field(field(it, k.f_function), k.f_object), ctx.source) != std::optional<std::string>(model))
+      return false;
+    TSNode target = field(loop, k.f_left);
+    if (leaf == "named_parameters" && (is(target, k.pattern_list) || is(target, k.tuple_pattern)))
+      target = ts_node_named_child(target, ts_node_named_child_count(target) - 1);
+    if (!is(target, k.identifier)) return false;
+    std::string param(text_of(target, ctx.source));
+    bool freezes = false;
+    for_each_named_child(field(loop, k.f_body), [&](TSNode stmt) {
+      if (freezes || !is(stmt, k.expression_statement)) return;
+      TSNode a = ts_node_named_child(stmt, 0);
+      if (!is(a, k.assignment)) return;
+      freezes = dotted_name(field(a, k.f_left), ctx.source) == std::optional<std::string>(param + ".requires_grad") &&
+                is(unparenthesize(field(a, k.f_right)), k.false_);
+    });
+    return freezes;
+  }
+
   // `model.backbone.eval()` with no eval() on `model` itself in the loop is a deliberate
   // freeze (TG011-P05). `.module` is the model inside a DDP/DataParallel wrapper, not a part.
   bool is_freeze(const EvalSwitch& sw, TSNode epoch, int scope) const {
@@ -291,6 +344,12 @@ struct Checker final : RuleCheck {
     for (const TrainCall& t : train_calls(epoch))
       if (restores(t.receiver, sw.receiver)) return;
     if (is_freeze(sw, epoch, scope)) return;
+    if (sw.receiver)
+      if (TSNode freeze = frozen_in(field(epoch, k.f_body), *sw.receiver); !is_null(freeze))
+        return stay_silent("TG011", sw.anchor,
+                           "the loop freezes `" + *sw.receiver + "`'s parameters: no backward can train it, so its "
+                           "evaluation mode is intended (a frozen global or teacher model)",
+                           {{range_of(freeze), quote_code(text_of(freeze, ctx.source)) + " turns its gradients off"}});
     if (sw.receiver) {
       if (TSNode fwd = grad_forward_of(epoch, *sw.receiver, scope, 0); is_null(fwd))
         return stay_silent("TG011", sw.anchor,

@@ -628,7 +628,8 @@ struct Checker final : RuleCheck {
     return TSNode{};
   }
 
-  // `i == 0` (alone or as a conjunct of an `and`) with `i` the loop's counter: true on one pass.
+  // `i == 0` (alone or as a conjunct of an `and`) with `i` the loop's counter: true on one pass;
+  // also `i == <arithmetic over names the loop never binds>` (TG013-NX54).
   TSNode first_pass_test(TSNode cond, const LoopFrame& loop) const {
     cond = unparenthesize(cond);
     if (is(cond, k.boolean_operator) && text_of(field(cond, k.f_operator), ctx.source) == "and") {
@@ -640,8 +641,40 @@ struct Checker final : RuleCheck {
     std::string counter = loop_counter(loop);
     TSNode a = ts_node_named_child(cond, 0), b = ts_node_named_child(cond, 1);
     auto is_counter = [&](TSNode n) { return is(n, k.identifier) && !counter.empty() && text_of(n, ctx.source) == counter; };
-    bool matches = (is_counter(a) && is(b, k.integer)) || (is_counter(b) && is(a, k.integer));
+    bool matches = (is_counter(a) && invariant_in(b, loop.node)) || (is_counter(b) && invariant_in(a, loop.node));
     return matches ? cond : TSNode{};
+  }
+
+  // An integer, or arithmetic over integers and names the loop never binds (`(cov_id - 1) *
+  // param_per_cov`, round 83: HRank's mask for one layer index): the same value on every pass,
+  // so a counter equals it on one pass at most.
+  bool invariant_in(TSNode e, TSNode loop) const {
+    e = unparenthesize(e);
+    if (is(e, k.integer)) return true;
+    if (is(e, k.identifier)) return !bound_in(loop, text_of(e, ctx.source));
+    if (is(e, k.binary_operator))
+      return invariant_in(field(e, k.f_left), loop) && invariant_in(field(e, k.f_right), loop);
+    if (is(e, k.unary_operator)) return invariant_in(ts_node_named_child(e, 0), loop);
+    return false;
+  }
+
+  // `name` is a target anywhere in `n` (an assignment, an augmented assignment, a loop's or a
+  // comprehension's target, `with ... as name`, `name := ...`), the loop's own header included.
+  bool bound_in(TSNode n, std::string_view name) const {
+    if (is(n, k.identifier)) {
+      if (text_of(n, ctx.source) != name) return false;
+      TSNode p = ctx.model.parent(n);
+      while (is(p, k.pattern_list) || is(p, k.tuple_pattern) || is(p, k.list_pattern) ||
+             is(p, k.parenthesized_expression) || is(p, k.as_pattern_target))
+        p = ctx.model.parent(p);
+      if (is(p, k.assignment) || is(p, k.augmented_assignment))
+        return encloses(field(p, k.f_left), n);
+      if (is(p, k.for_statement) || is(p, k.for_in_clause)) return encloses(field(p, k.f_left), n);
+      return is(p, k.as_pattern) || is(p, k.named_expression);
+    }
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || bound_in(c, name); });
+    return found;
   }
 
   // The name that counts passes: the target of `for i in range(...)`, or the first target of
