@@ -35,7 +35,9 @@
 // recorded as a silence).
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
@@ -84,6 +86,7 @@ struct Checker final : RuleCheck {
   };
   std::vector<LayerHead> layer_heads;
   TSNode logits_use{};              // first with-logits loss mention, for the layer case
+  std::optional<std::unordered_map<int, std::vector<TSNode>>> calls_by_function;
   std::set<int> callers_noted;            // functions whose calls a finding read
   std::vector<ContextFact> caller_facts;  // those calls, as context facts
 
@@ -628,12 +631,18 @@ struct Checker final : RuleCheck {
 
   // The calls of local function `f` in this file (each resolving to it alone), recorded as
   // context facts: a finding read through them rests on the callers' units (rules/incremental.h).
+  // The file's calls are read once, on the first such finding (a file with many BCE calls
+  // on parameters must not be rescanned per call).
   std::vector<TSNode> calls_of(int f) {
-    std::vector<TSNode> calls;
-    ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
-      const std::vector<int>* fs = local_callees(ctx.model, call);
-      if (fs && fs->size() == 1 && fs->front() == f) calls.push_back(call);
-    });
+    if (!calls_by_function) {
+      calls_by_function.emplace();
+      ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
+        const std::vector<int>* fs = local_callees(ctx.model, call);
+        if (fs && fs->size() == 1) (*calls_by_function)[fs->front()].push_back(call);
+      });
+    }
+    auto it = calls_by_function->find(f);
+    std::vector<TSNode> calls = it == calls_by_function->end() ? std::vector<TSNode>{} : it->second;
     if (callers_noted.insert(f).second)
       for (TSNode call : calls)
         note_context(caller_facts, "TG006 caller of " + ctx.model.functions()[f].name + "()", call);

@@ -26,7 +26,9 @@
 // A seed handed to a function of another project module before the draw
 // (`data_prep_openml(..., opt.dset_seed)`) may seed NumPy or `random` there: the claim that
 // nothing seeds them rests on a guess about that callee, so the finding is a note and its
-// evidence names the call (TG008-NX25). A draw inside a seeding call's arguments
+// evidence names the call (TG008-NX25). A module without an entry point whose unseeded
+// generators another file of the project seeds is silent (TG008-NX27), also when it seeds
+// another generator itself (TG008-NX28). A draw inside a seeding call's arguments
 // (`torch.manual_seed(random.randint(0, 2**63))`) only picks a seed and is no draw of the run
 // (TG008-NX26).
 #include <array>
@@ -334,7 +336,9 @@ struct Checker final : RuleCheck {
     // generator it draws from: the program that runs it starts there (round 63: TreeLSTM's
     // trainer, seeded by main.py; round 64: a DQN agent module, seeded by the `learn` helper
     // that loads it). Which file runs which is not followed: a project-level step.
-    if (have.empty() && is_null(cuda_seed) && is_null(entry_point()) && ctx.project) {
+    // Also when this module seeds another generator itself (round 86: mjrl's dynamics model
+    // seeds torch in its constructor, and the run scripts seed NumPy, TG008-NX28).
+    if (is_null(entry_point()) && ctx.project) {
       static constexpr uint8_t kBit[kGenCount] = {kSeedsTorch, kSeedsNumpy, kSeedsRandom};
       std::vector<EvidenceStep> ev;
       for (int g : missing)
