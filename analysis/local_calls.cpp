@@ -26,6 +26,12 @@ namespace {
 bool called_as_method(TSNode call) { return is(field(call, kinds().f_function), kinds().attribute); }
 }  // namespace
 
+std::optional<size_t> parameter_index(const FunctionInfo& fn, std::string_view name) {
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (fn.params[i].name == name) return i;
+  return std::nullopt;
+}
+
 TSNode argument_for(const FunctionInfo& fn, TSNode call, size_t index, std::string_view src) {
   if (index >= fn.params.size()) return TSNode{};
   bool method = called_as_method(call);

@@ -27,6 +27,9 @@ const FunctionInfo* local_callee(const ModuleModel& model, TSNode call);
 // calls runs (one level): the region trains.
 bool runs_backward(const ModuleModel& model, TSNode node);
 
+// The position of parameter `name` in `fn`'s signature (`self` counts), or nullopt.
+std::optional<size_t> parameter_index(const FunctionInfo& fn, std::string_view name);
+
 // The argument the call passes for parameter `index` of `fn`: by keyword, else by position
 // (a method called as `self.f(...)` / `obj.f(...)` does not pass `self`). Null when the call
 // leaves it to its default or may pass it through a splat.

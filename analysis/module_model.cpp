@@ -692,10 +692,12 @@ ValueKind ModuleModel::classify_call(TSNode call, int scope, int position, int d
       std::isupper(static_cast<unsigned char>(leaf[0])))
     return ValueKind::Model;
   // `DIFFUSION, NETWORK = get_models_class(...)` (round 80: ddae): a callee named for a class
-  // lookup hands back classes; calling one builds a model, it is no forward pass.
+  // lookup hands back classes; calling one builds a model, it is no forward pass. A naming
+  // step, only for callees this file does not define (a local function's body is its binding).
   // (`Classifier(...)`, `BertForSequenceClassification(...)` build models: "classif" is not a
   // lookup.)
-  if (std::string l = lower(leaf); contains(l, "class") && !contains(l, "classif")) return ValueKind::Other;
+  if (std::string l = lower(leaf); contains(l, "class") && !contains(l, "classif") && !functions_named(leaf))
+    return ValueKind::Other;
   if (from_a_models_package(qual) || qual.ends_with(".from_pretrained")) return ValueKind::Model;
   // `partial(...)` builds a factory and a lambda is a function: neither is a model instance.
   if (leaf == "partial") return ValueKind::Other;

@@ -23,13 +23,12 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
-#include <set>
-#include <unordered_map>
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "analysis/reaching.h"
 #include "rules/callable_binding.h"
+#include "rules/local_callers.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -87,11 +86,9 @@ struct Checker final : RuleCheck {
     TSNode caller_call{};  // a call of the loss's routine that passes the model (when read through callers)
   };
   std::vector<ForwardFeed> forward_feeds;
-  // Calls of each function of this file by its name, read once (only when a parameter is
-  // followed to its callers): a file with many calls must not be rescanned per parameter.
-  mutable std::optional<std::unordered_map<int, std::vector<TSNode>>> calls_by_function;
-  mutable std::set<int> callers_noted;            // functions whose calls were read
-  mutable std::vector<ContextFact> caller_facts;  // those calls, as context facts
+  // Calls of each function of this file, read once, and the callers a finding read, as
+  // context facts (rules/local_callers.h).
+  mutable LocalCallers callers{ctx.model, "TG005"};
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -132,7 +129,7 @@ struct Checker final : RuleCheck {
     note_context(facts, "TG005 NLL", nll_use);
     note_context(facts, "TG005 log", log_use);
     note_context(facts, "TG005 skorch", skorch_classifier);
-    facts.insert(facts.end(), caller_facts.begin(), caller_facts.end());
+    callers.add_facts(facts);
   }
 
   // `torch.log(y_pred)` / `y_pred.log()` somewhere in the file, and skorch's
@@ -190,26 +187,12 @@ struct Checker final : RuleCheck {
 
   // What each call of `function` in this file passes for its parameter `param`.
   std::vector<PassedArgument> passed_to(int function, std::string_view param) const {
-    if (!calls_by_function) {
-      calls_by_function.emplace();
-      ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
-        const std::vector<int>* fs = local_callees(ctx.model, call);
-        if (fs && fs->size() == 1) (*calls_by_function)[fs->front()].push_back(call);
-      });
-    }
     std::vector<PassedArgument> passed;
-    auto it = calls_by_function->find(function);
-    if (it == calls_by_function->end()) return passed;
     const FunctionInfo& fn = ctx.model.functions()[function];
-    // What a finding read through callers rests on lies in the callers' units: recorded as
-    // context facts, so that an incremental check that does not analyse a caller compares
-    // facts and checks the whole file (rules/incremental.h).
-    if (callers_noted.insert(function).second)
-      for (TSNode call : it->second) note_context(caller_facts, "TG005 caller of " + fn.name + "()", call);
-    size_t index = 0;
-    while (index < fn.params.size() && fn.params[index].name != param) ++index;
-    for (TSNode call : it->second)
-      passed.push_back({call, argument_for(fn, call, index, ctx.source), ctx.model.scope_enclosing(call)});
+    std::optional<size_t> index = parameter_index(fn, param);
+    if (!index) return passed;
+    for (TSNode call : callers.of(function))
+      passed.push_back({call, argument_for(fn, call, *index, ctx.source), ctx.model.scope_enclosing(call)});
     return passed;
   }
 

@@ -36,13 +36,12 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
-#include <set>
-#include <unordered_map>
 
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
 #include "analysis/reaching.h"
 #include "rules/callable_binding.h"
+#include "rules/local_callers.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -86,9 +85,7 @@ struct Checker final : RuleCheck {
   };
   std::vector<LayerHead> layer_heads;
   TSNode logits_use{};              // first with-logits loss mention, for the layer case
-  std::optional<std::unordered_map<int, std::vector<TSNode>>> calls_by_function;
-  std::set<int> callers_noted;            // functions whose calls a finding read
-  std::vector<ContextFact> caller_facts;  // those calls, as context facts
+  LocalCallers callers{ctx.model, "TG006"};  // calls of the file's functions, and the facts read
 
   explicit Checker(const RuleContext& c) : ctx(c) {}
 
@@ -108,7 +105,7 @@ struct Checker final : RuleCheck {
 
   void context(std::vector<ContextFact>& facts) const override {
     note_context(facts, "TG006 with-logits loss", logits_use);
-    facts.insert(facts.end(), caller_facts.begin(), caller_facts.end());
+    callers.add_facts(facts);
     if (TSNode module = squashing_module(); !is_null(module))
       note_context(facts, "TG006 squashing module", field(module, k.f_name));
     // A layer finding reads the class that holds its Sequential's class as a part, which names
@@ -508,16 +505,15 @@ struct Checker final : RuleCheck {
     int f = ctx.model.enclosing_function(scope);
     if (f < 0) return;
     const FunctionInfo& fn = ctx.model.functions()[f];
-    size_t index = 0;
-    while (index < fn.params.size() && fn.params[index].name != param) ++index;
-    if (index == fn.params.size()) return;
-    std::vector<TSNode> calls = calls_of(f);
+    std::optional<size_t> index = parameter_index(fn, param);
+    if (!index) return;
+    const std::vector<TSNode>& calls = callers.of(f);
     if (calls.empty()) return;
     std::vector<Element> first;
     TSNode first_argument{};
     bool any_graph = false;
     for (TSNode call : calls) {
-      TSNode arg = unparenthesize(argument_for(fn, call, index, ctx.source));
+      TSNode arg = unparenthesize(argument_for(fn, call, *index, ctx.source));
       if (!is(arg, k.identifier)) return;
       int at = ctx.model.scope_enclosing(call);
       // An evaluation call under no_grad passes the same raw tensor without a graph; one call
@@ -576,17 +572,16 @@ struct Checker final : RuleCheck {
         ctx.model.functions_named(model_name))
       return;
     std::vector<TSNode> held;
-    std::vector<TSNode> callers;
+    bool through_callers = false;  // `model` is a parameter, read through every call
     int f = ctx.model.enclosing_function(scope);
     if (ctx.model.parameter(model_name, scope)) {
       if (f < 0) return;
       const FunctionInfo& fn = ctx.model.functions()[f];
-      size_t index = 0;
-      while (index < fn.params.size() && fn.params[index].name != model_name) ++index;
-      callers = calls_of(f);
-      if (index == fn.params.size() || callers.empty()) return;
-      for (TSNode c : callers) {
-        TSNode arg = unparenthesize(argument_for(fn, c, index, ctx.source));
+      std::optional<size_t> index = parameter_index(fn, model_name);
+      through_callers = true;
+      if (!index || callers.of(f).empty()) return;
+      for (TSNode c : callers.of(f)) {
+        TSNode arg = unparenthesize(argument_for(fn, c, *index, ctx.source));
         auto d = is(arg, k.identifier) ? dotted_name(arg, ctx.source) : std::nullopt;
         if (!d) return;
         std::vector<TSNode> h = held_values(*d, arg, ctx.model.scope_enclosing(c));
@@ -619,7 +614,7 @@ struct Checker final : RuleCheck {
                                                             ", a module class of this file"});
     finding.evidence.push_back({range_of(sigmoid), quote_code(ctx.model.classes()[cls].name + ".forward") +
                                                        " ends in " + quote_code(text(sigmoid)) + ", a sigmoid, on every path"});
-    if (!callers.empty()) {
+    if (through_callers) {
       finding.severity = Severity::Warning;
       finding.evidence.push_back({range_of(field(ctx.model.functions()[f].node, k.f_name)),
                                   "`" + model_name + "` is a parameter: every call of `" +
@@ -627,26 +622,6 @@ struct Checker final : RuleCheck {
                                       "caller elsewhere may pass another (weak step: a warning)"});
     }
     out.push_back(std::move(finding));
-  }
-
-  // The calls of local function `f` in this file (each resolving to it alone), recorded as
-  // context facts: a finding read through them rests on the callers' units (rules/incremental.h).
-  // The file's calls are read once, on the first such finding (a file with many BCE calls
-  // on parameters must not be rescanned per call).
-  std::vector<TSNode> calls_of(int f) {
-    if (!calls_by_function) {
-      calls_by_function.emplace();
-      ctx.model.for_each_call_in(ctx.root, [&](TSNode call) {
-        const std::vector<int>* fs = local_callees(ctx.model, call);
-        if (fs && fs->size() == 1) (*calls_by_function)[fs->front()].push_back(call);
-      });
-    }
-    auto it = calls_by_function->find(f);
-    std::vector<TSNode> calls = it == calls_by_function->end() ? std::vector<TSNode>{} : it->second;
-    if (callers_noted.insert(f).second)
-      for (TSNode call : calls)
-        note_context(caller_facts, "TG006 caller of " + ctx.model.functions()[f].name + "()", call);
-    return calls;
   }
 
   void check_input(const LossCall& loss, TSNode input, int scope) {

@@ -33,6 +33,7 @@
 #include "analysis/frameworks.h"
 #include "analysis/local_calls.h"
 #include "analysis/names.h"
+#include "analysis/reaching.h"
 #include "rules/rule.h"
 
 namespace preflight::rules {
@@ -260,55 +261,30 @@ struct Checker final : RuleCheck {
     for_each_named_child(n, [&](TSNode c) { collect_train_calls(c, depth, calls); });
   }
 
-  // A statement of `body` (not inside a nested function) that turns off the gradients of
-  // every parameter of `model`: `model.requires_grad_(False)`, or `for p in
-  // model.parameters(): p.requires_grad = False` (round 84: MOON freezes its global model
-  // every round, right after `global_model.eval()`; TG011-NX24). Null when there is none.
+  // The statement that froze `model` (every parameter's `requires_grad` turned off, read by
+  // the provenance: `for p in model.parameters(): p.requires_grad = False`,
+  // `model.requires_grad_(False)`) when a call in `body` runs it or hands it on frozen (round 84:
+  // MOON freezes its global model every round, right after `global_model.eval()`, and passes
+  // it to the local training; TG011-NX24). The freeze must be in `body` itself: one before the
+  // loop may be undone for a part (`for p in model.get_classifier().parameters(): p.requires_grad
+  // = True`, Accelerate's cv_example fine-tunes its head), which the provenance does not track.
+  // Null when there is none.
   TSNode frozen_in(TSNode body, const std::string& model) const {
     TSNode found{};
-    for_each_named_child(body, [&](TSNode stmt) {
+    auto take = [&](TSNode freeze) {
+      if (!is_null(freeze) && encloses(body, freeze)) found = freeze;
+    };
+    ctx.model.for_each_call_in(body, [&](TSNode call) {
       if (!is_null(found)) return;
-      if (is(stmt, k.expression_statement)) {
-        TSNode e = ts_node_named_child(stmt, 0);
-        if (is(e, k.call) && ctx.model.callee_leaf(e) == "requires_grad_" &&
-            is(field(e, k.f_function), k.attribute) &&
-            dotted_name(field(field(e, k.f_function), k.f_object), ctx.source) == std::optional<std::string>(model) &&
-            is(unparenthesize(positional_arg(e, 0)), k.false_))
-          found = stmt;
-      } else if (is(stmt, k.for_statement) && freezes_each_parameter(stmt, model)) {
-        found = stmt;
-      } else if (!is(stmt, k.function_definition) && !is(stmt, k.class_definition)) {
-        for_each_named_child(stmt, [&](TSNode c) {
-          if (is_null(found) && is(c, k.block)) found = frozen_in(c, model);
-        });
-      }
+      if (dotted_name(field(call, k.f_function), ctx.source) == std::optional<std::string>(model))
+        return take(ctx.provenance.freezing_of(call));
+      for_each_named_child(field(call, k.f_arguments), [&](TSNode a) {
+        TSNode value = is(a, k.keyword_argument) ? field(a, k.f_value) : a;
+        if (is_null(found) && is(value, k.identifier) && text_of(value, ctx.source) == model)
+          take(ctx.provenance.freezing_of_argument(value));
+      });
     });
     return found;
-  }
-
-  // `for p in model.parameters(): p.requires_grad = False` (also `for name, p in
-  // model.named_parameters()`), the assignment unconditional in the loop's body.
-  bool freezes_each_parameter(TSNode loop, const std::string& model) const {
-    TSNode it = unparenthesize(field(loop, k.f_right));
-    if (!is(it, k.call) || !is(field(it, k.f_function), k.attribute)) return false;
-    std::string_view leaf = ctx.model.callee_leaf(it);
-    if ((leaf != "parameters" && leaf != "named_parameters") ||
-        dotted_name(field(field(it, k.f_function), k.f_object), ctx.source) != std::optional<std::string>(model))
-      return false;
-    TSNode target = field(loop, k.f_left);
-    if (leaf == "named_parameters" && (is(target, k.pattern_list) || is(target, k.tuple_pattern)))
-      target = ts_node_named_child(target, ts_node_named_child_count(target) - 1);
-    if (!is(target, k.identifier)) return false;
-    std::string param(text_of(target, ctx.source));
-    bool freezes = false;
-    for_each_named_child(field(loop, k.f_body), [&](TSNode stmt) {
-      if (freezes || !is(stmt, k.expression_statement)) return;
-      TSNode a = ts_node_named_child(stmt, 0);
-      if (!is(a, k.assignment)) return;
-      freezes = dotted_name(field(a, k.f_left), ctx.source) == std::optional<std::string>(param + ".requires_grad") &&
-                is(unparenthesize(field(a, k.f_right)), k.false_);
-    });
-    return freezes;
   }
 
   // `model.backbone.eval()` with no eval() on `model` itself in the loop is a deliberate

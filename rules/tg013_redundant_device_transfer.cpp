@@ -81,7 +81,7 @@ struct Checker final : RuleCheck {
   const RuleContext& ctx;
   const Kinds& k = kinds();
   std::vector<Finding> out;
-  std::unordered_map<const void*, std::unordered_set<std::string>> assigned_cache;
+  mutable std::unordered_map<const void*, std::unordered_set<std::string>> assigned_cache;
   std::unordered_map<const void*, TSNode> file_reads;  // loop -> its per-pass file read (or null)
   std::unordered_map<const void*, TSNode> nested_steps;  // loop -> a backward in its body (or null)
 
@@ -93,7 +93,7 @@ struct Checker final : RuleCheck {
 
   // Every dotted target assigned anywhere in `loop` (so a value rebound later in the body,
   // carried to the next iteration, counts as changing).
-  const std::unordered_set<std::string>& assigned_in(TSNode loop) {
+  const std::unordered_set<std::string>& assigned_in(TSNode loop) const {
     auto [it, fresh] = assigned_cache.try_emplace(node_id(loop));
     if (fresh) collect_assigned(loop, it->second);
     return it->second;
@@ -651,30 +651,11 @@ struct Checker final : RuleCheck {
   bool invariant_in(TSNode e, TSNode loop) const {
     e = unparenthesize(e);
     if (is(e, k.integer)) return true;
-    if (is(e, k.identifier)) return !bound_in(loop, text_of(e, ctx.source));
+    if (is(e, k.identifier)) return !assigned_in(loop).count(std::string(text_of(e, ctx.source)));
     if (is(e, k.binary_operator))
       return invariant_in(field(e, k.f_left), loop) && invariant_in(field(e, k.f_right), loop);
     if (is(e, k.unary_operator)) return invariant_in(ts_node_named_child(e, 0), loop);
     return false;
-  }
-
-  // `name` is a target anywhere in `n` (an assignment, an augmented assignment, a loop's or a
-  // comprehension's target, `with ... as name`, `name := ...`), the loop's own header included.
-  bool bound_in(TSNode n, std::string_view name) const {
-    if (is(n, k.identifier)) {
-      if (text_of(n, ctx.source) != name) return false;
-      TSNode p = ctx.model.parent(n);
-      while (is(p, k.pattern_list) || is(p, k.tuple_pattern) || is(p, k.list_pattern) ||
-             is(p, k.parenthesized_expression) || is(p, k.as_pattern_target))
-        p = ctx.model.parent(p);
-      if (is(p, k.assignment) || is(p, k.augmented_assignment))
-        return encloses(field(p, k.f_left), n);
-      if (is(p, k.for_statement) || is(p, k.for_in_clause)) return encloses(field(p, k.f_left), n);
-      return is(p, k.as_pattern) || is(p, k.named_expression);
-    }
-    bool found = false;
-    for_each_named_child(n, [&](TSNode c) { found = found || bound_in(c, name); });
-    return found;
   }
 
   // The name that counts passes: the target of `for i in range(...)`, or the first target of
