@@ -130,6 +130,8 @@ bool stars_a_reference(TSNode root, ByteRange star) {
   return is(holder, k.expression_list) && takes_starred_elements(holder);
 }
 
+}  // namespace
+
 // Where `text` is inside brackets at each byte is Python's implicit line joining: newlines
 // and indentation there mean nothing. tree-sitter-python's scanner only knows it is inside
 // brackets when the parser could take a closing bracket next, so a continuation line indented
@@ -137,9 +139,12 @@ bool stars_a_reference(TSNode root, ByteRange star) {
 // test_compile.py) reads as a dedent. Returns the line breaks to leave out of the parse: from
 // such a line's preceding newline to its first character (blank lines between included). Empty
 // when there is none, or when a comment ends the line before one (leaving the newline out would
-// join the next line into the comment).
+// join the next line into the comment). Breaks inside a bracket that the text never closes are
+// not returned: no reading makes that text parse, and a second parse of it (an unclosed `print(`
+// typed in a 5,000-line file) costs as much as the first's error recovery.
 std::vector<ByteRange> shallow_continuation_breaks(std::string_view text) {
   std::vector<ByteRange> breaks;
+  size_t closed_breaks = 0;  // how many of `breaks` lie in bracket groups that closed
   int depth = 0;
   size_t statement_indent = 0;
   bool comment_before_break = false;
@@ -175,7 +180,7 @@ std::vector<ByteRange> shallow_continuation_breaks(std::string_view text) {
         statement_indent = indent_at(line_start == std::string_view::npos ? 0 : line_start + 1);
       }
     } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
-      --depth;
+      if (--depth == 0) closed_breaks = breaks.size();
     } else if (c == '\n') {
       if (depth > 0) {
         size_t next = i + 1;
@@ -192,8 +197,11 @@ std::vector<ByteRange> shallow_continuation_breaks(std::string_view text) {
       comment_before_break = false;
     }
   }
+  breaks.resize(closed_breaks);
   return breaks;
 }
+
+namespace {
 
 // The included ranges of a parse that leaves `breaks` (sorted, disjoint) out.
 std::vector<TSRange> ranges_without(std::string_view text, const std::vector<ByteRange>& breaks) {

@@ -51,4 +51,9 @@ struct GrammarGapReading {
 std::optional<GrammarGapReading> read_through_grammar_gaps(std::string_view text, TSNode root,
                                                            const Interrupt* interrupt = nullptr);
 
+// The line breaks the second gap reading leaves out (newline to the next line's first
+// character), in text order: none inside a bracket the text never closes, since no reading
+// makes that text parse (a `print(` being typed would otherwise cost a second whole parse).
+std::vector<ByteRange> shallow_continuation_breaks(std::string_view text);
+
 }  // namespace preflight::analysis

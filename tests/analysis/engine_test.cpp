@@ -1,5 +1,7 @@
 #include "rules/engine.h"
 
+#include "analysis/grammar_gaps.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -271,6 +273,21 @@ TEST(EngineTest, AShallowContinuationLineInsideBracketsIsNotASyntaxError) {
     CheckResult b = check_source(broken, {});
     EXPECT_FALSE(b.syntax_errors.empty()) << broken;
   }
+}
+
+// A bracket left open while typing (`print(` above the rest of the file) makes the text
+// unparsable whatever its line breaks are: the shallow lines inside it are not read through,
+// and only a group that closes keeps its break.
+TEST(EngineTest, ShallowLinesInsideABracketTheTextNeverClosesAreNotReadThrough) {
+  const std::string closed = "def g(bar):\n    x = (bar.\n  baz)\n    return x\n";
+  const std::string open = "def f(bar):\n    print(bar.\n  baz,\n\ny = 1\n";
+  std::vector<analysis::ByteRange> breaks = analysis::shallow_continuation_breaks(closed + open);
+  ASSERT_EQ(breaks.size(), 1u);
+  EXPECT_EQ(breaks[0].begin, closed.find("\n  baz"));
+  EXPECT_TRUE(analysis::shallow_continuation_breaks(open).empty());
+  CheckResult r = check_source(closed + open, {});
+  EXPECT_FALSE(r.syntax_errors.empty()) << describe(r);
+  EXPECT_TRUE(r.grammar_gaps.empty());
 }
 
 // Where CPython does not take a starred element, the star stays a syntax error.
