@@ -673,16 +673,25 @@ struct Checker final : RuleCheck {
     if (TSNode callee = field(e, k.f_function);
         is(callee, k.attribute) && (leaf == "cuda" || leaf == "to" || leaf == "float" || leaf == "half"))
       return literal_factory(field(callee, k.f_object), scope, depth + 1);
-    static constexpr std::string_view kFactories[] = {"randn", "rand", "zeros", "ones", "randint", "empty"};
+    // `torch.arange(3, 23).view(5, 4)` (round 92: a transformer module's shape check): a view or
+    // reshape to literal sizes, none -1, has that literal shape whatever it views.
+    if (TSNode callee = field(e, k.f_function); is(callee, k.attribute) && (leaf == "view" || leaf == "reshape"))
+      return all_integer_arguments(args) ? e : TSNode{};
+    static constexpr std::string_view kFactories[] = {"randn", "rand", "zeros", "ones", "randint", "empty", "arange"};
     if (!q || !q->starts_with("torch.") || std::find(std::begin(kFactories), std::end(kFactories), leaf) == std::end(kFactories))
       return TSNode{};
+    return all_integer_arguments(args) ? e : TSNode{};
+  }
+
+  // At least one positional argument, every one an integer literal (keywords are not sizes).
+  bool all_integer_arguments(TSNode args) const {
     bool literal = true, any = false;
     for_each_named_child(args, [&](TSNode a) {
       if (is(a, k.keyword_argument) || is(a, k.comment)) return;
       any = true;
       literal = literal && is(unparenthesize(a), k.integer);
     });
-    return literal && any ? e : TSNode{};
+    return literal && any;
   }
 
   // A routine whose result a caller in this file carries into a backward or a differentiable

@@ -24,7 +24,8 @@
 // CUDA: in the `else` of `if torch.cuda.is_available():` (or of a name bound to exactly that),
 // or under `if not ...:` (TG004-NX23). Both notes are silent, with the
 // reason recorded, for an index loader over `range(n)` (TG004-NX22) and for a loader bound to a
-// name its function never reads (TG004-NX24).
+// name its function never reads (TG004-NX24), and for a loader only ever drawn from with
+// `next(iter(loader))` outside any loop, a fixed batch loaded once (TG004-NX29).
 // A comment or string mentioning CUDA never counts: only the syntax tree is read.
 #include <optional>
 
@@ -247,6 +248,14 @@ struct Checker final : RuleCheck {
                   {{range_of(target), quote_code(text_of(target, ctx.source)) + " is bound here and never read"}});
       return;
     }
+    if (std::optional<Draws> draws = batches_drawn_once(c); draws) {
+      stay_silent("TG004", c.call,
+                  "a loader read for a fixed batch: `" + std::string(text_of(draws->target, ctx.source)) +
+                      "` is only ever drawn from with `next(...)` outside any loop, so a few batches are loaded "
+                      "once and nothing waits on it per step",
+                  {{range_of(draws->first), quote_code(text_of(draws->first, ctx.source)) + " draws a batch once"}});
+      return;
+    }
     Argument workers = argument(c.call, "num_workers", kNumWorkersPosition);
     if (unsplit_iterable(dataset.value, c.scope)) {
       // Workers would each replay the whole stream: advising them would duplicate batches.
@@ -348,6 +357,96 @@ struct Checker final : RuleCheck {
       for_each_named_child(n, [&](TSNode ch) { todo.push_back(ch); });
     }
     return read ? TSNode{} : target;
+  }
+
+  // `fixed_img, fixed_att = next(iter(valid_loader))` (round 92: AttGAN's sample grid; round 93:
+  // STEGO draws two batches through `it = iter(loader)`): the loader bound to a plain name whose
+  // every read is `iter(name)`, inside `next(...)` or bound to a plain name only `next(...)`
+  // reads, and no such `next` sits in a loop (but `for _ in range(<one digit>)`) or a
+  // comprehension. Workers and pinning speed up a stream of batches, not a fixed one
+  // (TG004-NX29). In module code every read in the file counts (a function may iterate it).
+  struct Draws {
+    TSNode target;
+    TSNode first;  // the first `next(...)`
+  };
+  std::optional<Draws> batches_drawn_once(const Candidate& c) const {
+    TSNode assignment = ctx.model.parent(c.call);
+    if (!is(assignment, k.assignment) || !ts_node_eq(field(assignment, k.f_right), c.call)) return std::nullopt;
+    TSNode target = field(assignment, k.f_left);
+    if (!is(target, k.identifier)) return std::nullopt;
+    int f = ctx.model.enclosing_function(c.scope);
+    TSNode region = f >= 0 ? field(ctx.model.functions()[f].node, k.f_body) : ctx.root;
+    Draws found{target, TSNode{}};
+    auto draw = [&](TSNode next_call) {
+      if (!outside_loops(next_call, region)) return false;
+      if (is_null(found.first) || ts_node_start_byte(next_call) < ts_node_start_byte(found.first)) found.first = next_call;
+      return true;
+    };
+    std::vector<TSNode> reads = reads_of(text_of(target, ctx.source), region);
+    if (reads.empty()) return std::nullopt;
+    for (TSNode r : reads) {
+      TSNode iter_call = call_taking(r, "iter");
+      if (is_null(iter_call)) return std::nullopt;
+      if (TSNode next_call = call_taking(iter_call, "next"); !is_null(next_call)) {
+        if (!draw(next_call)) return std::nullopt;
+        continue;
+      }
+      TSNode bound = ctx.model.parent(iter_call);
+      if (!is(bound, k.assignment) || !ts_node_eq(field(bound, k.f_right), iter_call) ||
+          !is(field(bound, k.f_left), k.identifier))
+        return std::nullopt;
+      std::vector<TSNode> uses = reads_of(text_of(field(bound, k.f_left), ctx.source), region);
+      if (uses.empty()) return std::nullopt;
+      for (TSNode u : uses)
+        if (TSNode next_call = call_taking(u, "next"); is_null(next_call) || !draw(next_call)) return std::nullopt;
+    }
+    return found;
+  }
+
+  // The call `leaf(e)` when `e` is its only positional argument; null otherwise.
+  TSNode call_taking(TSNode e, std::string_view leaf) const {
+    TSNode args = ctx.model.parent(e);
+    if (!is(args, k.argument_list) || ts_node_named_child_count(args) != 1) return TSNode{};
+    TSNode call = ctx.model.parent(args);
+    TSNode callee = field(call, k.f_function);
+    return is(callee, k.identifier) && text_of(callee, ctx.source) == leaf ? call : TSNode{};
+  }
+
+  // No loop or comprehension between `n` and `region`, but `for _ in range(<one digit>)`.
+  bool outside_loops(TSNode n, TSNode region) const {
+    for (TSNode p = ctx.model.parent(n); !is_null(p) && !ts_node_eq(p, region); p = ctx.model.parent(p)) {
+      if (is(p, k.while_statement) || is(p, k.list_comprehension) || is(p, k.set_comprehension) ||
+          is(p, k.dictionary_comprehension) || is(p, k.generator_expression))
+        return false;
+      if (is(p, k.for_statement)) {
+        TSNode it = unparenthesize(field(p, k.f_right));
+        TSNode args = is(it, k.call) && ctx.model.callee_leaf(it) == "range" ? field(it, k.f_arguments) : TSNode{};
+        TSNode count = is_null(args) || ts_node_named_child_count(args) != 1 ? TSNode{} : ts_node_named_child(args, 0);
+        if (!is(count, k.integer) || text_of(count, ctx.source).size() > 1) return false;  // a few draws: 0-9
+      }
+    }
+    return true;
+  }
+
+  // The identifiers reading `name` in `region` (plain-name assignment targets are bindings).
+  std::vector<TSNode> reads_of(std::string_view name, TSNode region) const {
+    std::vector<TSNode> reads, todo{region};
+    while (!todo.empty()) {
+      TSNode n = todo.back();
+      todo.pop_back();
+      if (is(n, k.assignment)) {
+        TSNode left = field(n, k.f_left);
+        if (!is(left, k.identifier)) todo.push_back(left);
+        if (TSNode right = field(n, k.f_right); !is_null(right)) todo.push_back(right);
+        continue;
+      }
+      if (is(n, k.identifier)) {
+        if (text_of(n, ctx.source) == name) reads.push_back(n);
+        continue;
+      }
+      for_each_named_child(n, [&](TSNode ch) { todo.push_back(ch); });
+    }
+    return reads;
   }
 
   // `eval_loader = DataLoader(...)` then `for batch in tqdm(eval_loader):` in the same function

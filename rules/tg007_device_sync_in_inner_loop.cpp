@@ -38,6 +38,11 @@
 // (TG007-NX31; the loader's collate function, read through its `collate_fn=` binding, or a
 // dataset `__getitem__` of the file that moves tensors to a device voids it, PX31; a collate
 // function of another file is trusted to stay on the host).
+// Silent too: a value stored in a log record under a name (`log[f"head_{i}"] = x.item()`, a
+// dict comprehension with string keys, `for k in totals: totals[k] += out[k].item()`): one read
+// per metric the step logs, the logging idiom, not one per element of data (TG007-NX32). How
+// many metrics there are is not read (a design judgement: per-element reads of a batch stored
+// under names were not seen in real code).
 #include <algorithm>
 #include <unordered_map>
 
@@ -421,6 +426,11 @@ struct Checker final : RuleCheck {
                          "loop launches no device work between its reads",
                          {{range_of(drained), quote_code(text_of(drained, ctx.source)) +
                                                   " waits for every queued kernel earlier in the same step"}});
+    if (TSNode key = log_record_key(call); !is_null(key))
+      return stay_silent("TG007", call,
+                         "a log record: the value is stored under the name " + quote_code(text_of(key, ctx.source)) +
+                             ", one read per named metric of the step (the logging idiom), not per element of data",
+                         {{range_of(key), quote_code(text_of(key, ctx.source)) + " names the entry the value is logged under"}});
     if (TSNode env_step = environment_step_taking(call, st.scope); !is_null(env_step))
       return stay_silent("TG007", call,
                          "an environment rollout: the value is the action handed to the environment's `step()`, "
@@ -468,6 +478,69 @@ struct Checker final : RuleCheck {
       if (only_host && !in(kHost, ctx.model.callee_leaf(c))) only_host = false;
     });
     return only_host;
+  }
+
+  // `log[f"head_{i}"] = t[i].mean().item()`, `{"loss_%d" % i: l.item() for ...}`, `for k in
+  // totals: totals[k] += out[k].item()` (round 93: GANgealing logs one scalar per cluster head;
+  // round 90: PPUU and CiiV one per named loss term): the synced value, through host
+  // conversions and arithmetic, is stored in a mapping under a name (a string key, or the key
+  // of a loop over that same mapping). That is the step's log record, one read per metric it
+  // names, not per element of a batch (TG007-NX32). Returns the key, or null.
+  TSNode log_record_key(TSNode sync) const {
+    TSNode v = sync;
+    for (TSNode p = ctx.model.parent(v); !is_null(p); v = p, p = ctx.model.parent(p)) {
+      TSSymbol s = sym(p);
+      if (s == k.binary_operator || s == k.unary_operator || s == k.parenthesized_expression) continue;
+      if (s == k.attribute || (s == k.call && ts_node_eq(field(p, k.f_function), v))) continue;  // `.item()` on it
+      if (s == k.argument_list) {  // float(x.item()), round(x.item(), 4)
+        std::string_view leaf = ctx.model.callee_leaf(ctx.model.parent(p));
+        if (leaf != "float" && leaf != "int" && leaf != "round") return TSNode{};
+        v = p = ctx.model.parent(p);  // on from the conversion's call
+        continue;
+      }
+      if (s == k.pair && ts_node_eq(field(p, k.f_value), v)) {
+        TSNode key = ts_node_named_child(p, 0);
+        return names_an_entry(key) ? key : TSNode{};
+      }
+      if ((s == k.assignment || s == k.augmented_assignment) && ts_node_eq(field(p, k.f_right), v)) {
+        TSNode left = unparenthesize(field(p, k.f_left));
+        if (!is(left, k.subscript)) return TSNode{};
+        TSNode key = unparenthesize(field(left, k.f_subscript));
+        if (names_an_entry(key) || iterates_its_keys(key, unparenthesize(field(left, k.f_value)))) return key;
+      }
+      return TSNode{};
+    }
+    return TSNode{};
+  }
+
+  // A string, an f-string, `"a" "b"`, `"x_{}".format(i)`, `"x_%d" % i`, `"x_" + str(i)`.
+  bool names_an_entry(TSNode key) const {
+    key = unparenthesize(key);
+    if (is(key, k.string) || is(key, k.concatenated_string)) return true;
+    if (is(key, k.binary_operator)) return names_an_entry(field(key, k.f_left));
+    if (is(key, k.call) && ctx.model.callee_leaf(key) == "format") {
+      TSNode callee = field(key, k.f_function);
+      return is(callee, k.attribute) && names_an_entry(field(callee, k.f_object));
+    }
+    return false;
+  }
+
+  // `for name in totals: totals[name] ...` (or `totals.keys()`): the key walks the mapping's own keys.
+  bool iterates_its_keys(TSNode key, TSNode mapping) const {
+    if (!is(key, k.identifier)) return false;
+    auto holder = dotted_name(mapping, ctx.source);
+    if (!holder) return false;
+    std::string name(text_of(key, ctx.source));
+    for (TSNode p = ctx.model.parent(key); !is_null(p); p = ctx.model.parent(p)) {
+      if (is(p, k.function_definition) || is(p, k.lambda) || is(p, k.class_definition)) break;
+      if (!is(p, k.for_statement) || !binds(field(p, k.f_left), name) || !is(field(p, k.f_left), k.identifier)) continue;
+      TSNode it = unparenthesize(field(p, k.f_right));
+      if (is(it, k.call) && ctx.model.callee_leaf(it) == "keys" && is(field(it, k.f_function), k.attribute))
+        it = field(field(it, k.f_function), k.f_object);
+      auto iterated = dotted_name(it, ctx.source);
+      return iterated && *iterated == *holder;
+    }
+    return false;
   }
 
   // `obs, reward, done, info = envs.step(action.cpu().numpy())` (round 19: an A2C rollout):
@@ -604,9 +677,26 @@ struct Checker final : RuleCheck {
       // multi-output test).
       if (const Value* v = ctx.provenance.value_of(it); v && v->type != Type::Tensor && v->type != Type::Unknown)
         continue;
+      if (bound_to_mappings(it, scope)) continue;  // a mapping yields its keys (round 90: PPUU's total_losses)
       if (!tensor_name_reason(it, scope).empty()) return true;
     }
     return false;
+  }
+
+  // Every binding of the name is a mapping: a dict display or comprehension, or a call of
+  // `dict`, `OrderedDict` or `defaultdict`.
+  bool bound_to_mappings(TSNode e, int scope) const {
+    auto d = dotted_name(e, ctx.source);
+    const std::vector<BindingSite>* sites = d ? ctx.model.bindings_of(*d, scope) : nullptr;
+    if (!sites || sites->empty()) return false;
+    for (const BindingSite& b : *sites) {
+      TSNode v = unparenthesize(b.value);
+      if (b.arity > 1 || is_null(v)) return false;
+      if (is(v, k.dictionary) || is(v, k.dictionary_comprehension)) continue;
+      std::string_view leaf = is(v, k.call) ? ctx.model.callee_leaf(v) : std::string_view{};
+      if (leaf != "dict" && leaf != "OrderedDict" && leaf != "defaultdict") return false;
+    }
+    return true;
   }
 
   // Why a dotted expression is a device tensor, or "" when nothing shows it.
