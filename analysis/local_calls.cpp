@@ -41,6 +41,24 @@ TSNode argument_for(const FunctionInfo& fn, TSNode call, size_t index, std::stri
   return positional_arg(call, static_cast<unsigned>(method ? index - 1 : index));
 }
 
+bool misses_a_required_argument(const FunctionInfo& fn, TSNode call, std::string_view src) {
+  const Kinds& k = kinds();
+  // A decorator may hand back another signature (`@hydra.main(...) def main(cfg)` is called
+  // as `main()`): only an undecorated definition is read.
+  if (!ts_node_eq(fn.outer, fn.node)) return false;
+  TSNode args = field(call, k.f_arguments);
+  if (is_null(args) || !is(args, k.argument_list)) return false;
+  bool splat = false;
+  for_each_named_child(args, [&](TSNode a) { splat = splat || is(a, k.list_splat) || is(a, k.dictionary_splat); });
+  if (splat) return false;
+  for (size_t i = called_as_method(call) ? 1 : 0; i < fn.params.size(); ++i) {
+    TSNode holder = ts_node_parent(fn.params[i].node);
+    if (is(holder, k.default_parameter) || is(holder, k.typed_default_parameter)) continue;
+    if (is_null(argument_for(fn, call, i, src))) return true;
+  }
+  return false;
+}
+
 std::optional<std::string> name_at_call_site(const ModuleModel& model, const FunctionInfo& fn,
                                              TSNode call, std::string_view dotted) {
   std::string_view base = dotted.substr(0, dotted.find('.'));

@@ -35,6 +35,13 @@ std::optional<size_t> parameter_index(const FunctionInfo& fn, std::string_view n
 // leaves it to its default or may pass it through a splat.
 TSNode argument_for(const FunctionInfo& fn, TSNode call, size_t index, std::string_view src);
 
+// True when the call cannot bind `fn`'s signature: a parameter without a default gets no
+// argument (by keyword or position) and no `*` / `**` splat may carry it. Such a call raises
+// TypeError before the body runs (RIFE's `model.inference(imgs)` in a stale `__main__` test of
+// a two-image `inference(img0, img1)`). A decorated definition is never read so (a decorator
+// may change the signature: `@hydra.main(...) def main(cfg)` is called as `main()`).
+bool misses_a_required_argument(const FunctionInfo& fn, TSNode call, std::string_view src);
+
 // A dotted name written inside `fn`, as the caller sees it at `call`: a parameter becomes the
 // argument bound to it (`m.eval()` in `def evaluate(m)` called as `evaluate(net.module)` ->
 // `net.module.eval()`); `self` of a method stays `self`; a name that `fn` binds itself, or a

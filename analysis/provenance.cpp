@@ -598,7 +598,7 @@ struct Provenance::Interpreter {
       // that every element carries the output's graph is assumed, not shown.
       if (whole.has_graph() && n > 1)
         for (uint32_t i = 0; i < n; ++i) {
-          out[i].weak = node(right, "each element of " + code(text_of(right, src)) +
+          out[i].weak = node(right, std::string(Value::kGuessedElement) + code(text_of(right, src)) +
                                         " is taken to carry its graph, but what the forward returns in each "
                                         "place is not shown here (weak step)");
         }

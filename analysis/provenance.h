@@ -56,6 +56,11 @@ struct Value {
   // known only by its name, a criterion named like one); null when every step is proven.
   // Severity follows it: a finding built on a weak step is at most a warning.
   EvidencePtr weak;
+  // The weak step's message when it is the guess that every element of an unseen callee's
+  // tuple carries its graph (`loss, score = criterion(out, y)`): rules read it to tell that
+  // guess from the others.
+  static constexpr std::string_view kGuessedElement = "each element of ";
+  bool weak_is_guessed_element() const { return weak && weak->message.starts_with(kGuessedElement); }
   // A tuple of known length returned by a function of this file (`return loss, n, state`):
   // its elements, so that `a, b, c = result` later gives each target its own value, not the
   // whole tuple's graph. Null when the shape is not known.

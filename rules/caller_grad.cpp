@@ -96,6 +96,10 @@ CallerVerdict CallerGradAnalysis::read_callers(int function, std::vector<int>& v
     bool maybe = !proven && method && is(callee, k.attribute) &&
                  !(is_module_method_name(fn.name) && !ctx.model.classes()[fn.class_index].is_module);
     if (!proven && !maybe) return;
+    if (misses_a_required_argument(fn, call, ctx.source)) {  // raises TypeError: runs nothing
+      note(about + "cannot bind the signature", call);
+      return;
+    }
     ++calls;
     note( about + (no_grad_at(call) ? "no_grad" : "autograd on"), call);
     if (no_grad_at(call)) {

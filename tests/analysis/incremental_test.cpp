@@ -314,10 +314,12 @@ TEST(Incremental, CodeEditsOfJoinedFixturesMatchFromScratch) {
   size_t checked = code_edit_sequences(documents, 3, 8, 0.5, &sliced);
   EXPECT_GT(checked, 1000u);
   // Joined fixtures are mostly module code and small connected functions, and a quarter of
-  // the edits break the syntax (those keep the last good findings, issue 24): about a
-  // quarter of the checks reuse units (an eighth while `.backward()` calls were pinned into
-  // every slice). The floor guards against slicing silently switching off.
-  EXPECT_GT(sliced, checked / 5) << "of " << checked << " checks, " << sliced << " reused units";
+  // the edits break the syntax (those keep the last good findings, issue 24): about a fifth
+  // of the checks reuse units (an eighth while `.backward()` calls were pinned into every
+  // slice). The share moves with how the fixtures fall into groups of four: adding two
+  // fixtures moved it from 0.22 to 0.19 with no change to slicing. The floor guards against
+  // slicing silently switching off, not against that drift.
+  EXPECT_GT(sliced, checked / 8) << "of " << checked << " checks, " << sliced << " reused units";
   for (const auto& [why, n] : whole_file_reasons) std::printf("  whole file %zu times: %s\n", n, why.c_str());
   std::printf("%zu of %zu checks after an edit analysed a slice and reused the rest\n", sliced, checked);
 }
