@@ -30,7 +30,9 @@
 // environment and needs the value every pass (TG007-NX25). Silent too: a synchronize whose
 // neighbouring statement reads a tensor to the host (`loss.item()`), which waits anyway
 // (TG007-NX27); and all but the last of several every-step synchronize calls in one loop,
-// whose finding names the others (TG007-NX28). Silent too: per-element reads after an
+// whose finding names the others (TG007-NX28); and a synchronize a few statements after an
+// unconditional host read of a tensor, with no backward, optimizer step or loop between
+// (TG007-NX33): the step already waits there. Silent too: per-element reads after an
 // unconditional synchronize earlier in the step, in a loop that queues no device work (only
 // the reads and host builtins): the queue is already empty (TG007-NX30).
 // Silent too: per-element reads of a batch straight from torch's DataLoader, not rebound since
@@ -250,6 +252,14 @@ struct Checker final : RuleCheck {
                   {{range_of(read), quote_code(text_of(read, ctx.source)) + " blocks on the device here anyway"}});
       return;
     }
+    if (TSNode read = earlier_blocking_read(call); !is_null(read)) {
+      stay_silent("TG007", call,
+                  "the step already waits for the device: a tensor is read to the host a few statements "
+                  "earlier, with no backward or optimizer step between, so this synchronize waits only for "
+                  "what was queued since",
+                  {{range_of(read), quote_code(text_of(read, ctx.source)) + " blocks on the device earlier in the step"}});
+      return;
+    }
     std::vector<TSNode> earlier, later;
     for (TSNode c : step_synchronizes(st))
       if (!ts_node_eq(c, call)) (ts_node_start_byte(c) < ts_node_start_byte(call) ? earlier : later).push_back(c);
@@ -304,6 +314,47 @@ struct Checker final : RuleCheck {
       if (is_null(next) || (!is(next, k.expression_statement) && !is(next, k.return_statement))) continue;
       TSNode read{};
       ctx.model.for_each_call_in(next, [&](TSNode c) {
+        TSNode callee = field(c, k.f_function);
+        if (is_null(read) && is(callee, k.attribute) &&
+            in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source)) && is_null(positional_arg(c, 0)))
+          read = c;
+      });
+      if (!is_null(read)) return read;
+    }
+    return TSNode{};
+  }
+
+  bool holds_loop(TSNode n) const {
+    if (is(n, k.for_statement) || is(n, k.while_statement)) return true;
+    bool found = false;
+    for_each_named_child(n, [&](TSNode c) { found = found || holds_loop(c); });
+    return found;
+  }
+
+  // `loss_meter.update(loss.item()); acc_meter.update(acc); torch.cuda.synchronize()` (round 96:
+  // TransReID, and Equiformer with an EMA update between): an unconditional host read of a
+  // tensor at most four statements before the synchronize in its block, with no backward, no
+  // optimizer step and no loop between (an `if` between may hold neither). TG007-NX33.
+  TSNode earlier_blocking_read(TSNode call) const {
+    TSNode stmt = ctx.model.parent(call);
+    if (!is(stmt, k.expression_statement)) return TSNode{};
+    int seen = 0;
+    for (TSNode s = ts_node_prev_named_sibling(stmt); !is_null(s) && seen < 4; s = ts_node_prev_named_sibling(s)) {
+      if (is(s, k.comment)) continue;
+      ++seen;
+      bool trains = false;
+      ctx.model.for_each_call_in(s, [&](TSNode c) {
+        std::string_view leaf = ctx.model.callee_leaf(c);
+        trains = trains || leaf == "backward" || leaf == "step";
+      });
+      if (trains) return TSNode{};
+      if (is(s, k.if_statement)) {
+        if (holds_loop(s)) return TSNode{};
+        continue;  // conditional: not a read the step always makes
+      }
+      if (!is(s, k.expression_statement)) return TSNode{};
+      TSNode read{};
+      ctx.model.for_each_call_in(s, [&](TSNode c) {
         TSNode callee = field(c, k.f_function);
         if (is_null(read) && is(callee, k.attribute) &&
             in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source)) && is_null(positional_arg(c, 0)))

@@ -451,6 +451,7 @@ struct Checker final : RuleCheck {
     Finding f = make_finding(n, why, model ? Shape::Model : Shape::Invariant, *r, st);
     if (!model) note_parameter_source(f, *r, st);
     note_unknown_period(f, n, st);
+    note_state_guard(f, n, st);
     note_few_passes_per_call(f, st);
     note_constructor_setup(f, st);
     out.push_back(std::move(f));
@@ -606,6 +607,80 @@ struct Checker final : RuleCheck {
     f.evidence.push_back({range_of(guard), quote_code(text_of(guard, ctx.source)) +
                                                " holds on one pass in N, and N is not fixed in this file: a note, "
                                                "since how often the copy runs rests on N"});
+  }
+
+  // `if player.done: player.hx = torch.zeros(1, h).cuda()` (round 96: an A3C worker resets its
+  // recurrent state when an episode ends): the branch's test is a flag the loop assigns, or
+  // an attribute of an object the loop calls a method on (`player.action_train()`), so the copy
+  // runs on the passes where that state holds, not on every one. A note, naming the guard
+  // (TG013-NX55).
+  void note_state_guard(Finding& f, TSNode call, const WalkState& st) const {
+    TSNode loop = st.innermost_loop()->node;
+    TSNode child = call;
+    for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop); child = p, p = ctx.model.parent(p)) {
+      if (!is(p, k.if_statement) && !is(p, k.elif_clause)) continue;
+      if (!ts_node_eq(field(p, k.f_consequence), child)) continue;
+      TSNode test = field(p, k.f_condition);
+      // A flag (`done`, `player.done`, `not env.alive`): a comparison with a counter the loop
+      // moves (`step == target` with `target += 2`, NX54) keeps its own reading.
+      TSNode flag = unparenthesize(test);
+      while (is(flag, k.not_operator)) flag = unparenthesize(ts_node_named_child(flag, 0));
+      if (!is(flag, k.identifier) && !is(flag, k.attribute)) continue;
+      if (TSNode changer = loop_changes_test(test, loop); !is_null(changer)) {
+        f.severity = Severity::Note;
+        f.evidence.push_back({range_of(test), quote_code(text_of(test, ctx.source)) +
+                                                  " reads state the loop changes (" +
+                                                  quote_code(text_of(changer, ctx.source)) +
+                                                  "): the copy runs on the passes where it holds, not on every one"});
+        return;
+      }
+    }
+  }
+
+  // What in `loop` changes a name or attribute `test` reads: an assignment to it, or a method
+  // call on the attribute's object. Null when nothing does.
+  TSNode loop_changes_test(TSNode test, TSNode loop) const {
+    std::vector<std::string> read;
+    collect_dotted(test, read);
+    TSNode found{};
+    walk_loop(loop, [&](TSNode n) {
+      if (!is_null(found)) return;
+      if (is(n, k.assignment) || is(n, k.augmented_assignment)) {
+        std::vector<std::string> bound;  // `obs, reward, done, info = env.step(a)` binds `done`
+        collect_dotted(field(n, k.f_left), bound);
+        for (const std::string& b : bound)
+          if (std::find(read.begin(), read.end(), b) != read.end()) found = n;
+      } else if (is(n, k.call) && is(field(n, k.f_function), k.attribute)) {
+        auto obj = dotted_name(field(field(n, k.f_function), k.f_object), ctx.source);
+        // A module's function (`torch.cuda.synchronize()`) changes no state a test reads; a
+        // call on `self` (`self.G(z)`, any submodule's forward) is not read as changing the
+        // object's flags (`if self.cuda:`, round 53's WGAN).
+        if (obj && *obj != "self" && !ctx.model.import_of(std::string(root_of_dotted(*obj))))
+          for (const std::string& r : read)
+            if (r.size() > obj->size() && r.starts_with(*obj + ".")) found = n;
+      }
+    });
+    return found;
+  }
+
+  static std::string_view root_of_dotted(std::string_view d) { return d.substr(0, d.find('.')); }
+
+  void collect_dotted(TSNode e, std::vector<std::string>& out) const {
+    if (is(e, k.identifier) || is(e, k.attribute)) {
+      if (auto d = dotted_name(e, ctx.source)) {
+        out.push_back(*d);
+        return;
+      }
+    }
+    for_each_named_child(e, [&](TSNode c) { collect_dotted(c, out); });
+  }
+
+  template <typename F>
+  void walk_loop(TSNode n, F&& visit) const {
+    visit(n);
+    for_each_named_child(n, [&](TSNode c) {
+      if (!is(c, k.function_definition) && !is(c, k.lambda) && !is(c, k.class_definition)) walk_loop(c, visit);
+    });
   }
 
   // `queue = torch.zeros(n).cuda()` inside `if queue is None:` (or `if ... and not queue:`)
@@ -1117,6 +1192,7 @@ struct Checker final : RuleCheck {
     if (in_test(call, st) || behind_every_n_guard(call, st)) return true;
     Finding f = make_finding(call, why, shape, std::string(leaf), st);
     note_unknown_period(f, call, st);
+    note_state_guard(f, call, st);
     note_few_passes_per_call(f, st);
     note_constructor_setup(f, st);
     if (shape == Shape::Factory)
