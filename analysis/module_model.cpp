@@ -15,6 +15,7 @@ using names::lower;
 struct ModuleModel::Builder {
   ModuleModel& m;
   const Kinds& k = kinds();
+  bool importing_in_function_ = false;  // the import statement being read sits in a function
 
   int open_scope(ScopeKind kind, std::string name, TSNode node, int parent) {
     Scope s;
@@ -153,6 +154,7 @@ struct ModuleModel::Builder {
     bool top_level = m.scopes_[scope].kind == ScopeKind::Module &&
                      is(m.parent(n), k.module);
     if (top_level) m.import_insert_at_ = line_end_after(ts_node_end_byte(n));
+    importing_in_function_ = m.enclosing_function(scope) >= 0;
     if (sym(n) == k.import_statement) return on_plain_import(n);
     TSNode module = field(n, k.f_module_name);
     std::string mod = text(module);
@@ -197,6 +199,7 @@ struct ModuleModel::Builder {
     m.has_imports_ = true;
     if (mod == "torch" || mod.starts_with("torch.")) {
       m.has_torch_import_ = true;
+      if (!importing_in_function_) m.torch_import_outside_functions_ = true;
       m.touches_torch_ = true;
     }
     static constexpr std::string_view kEcosystem[] = {

@@ -126,9 +126,10 @@ class ModuleModel {
   }
   // Another framework's program, which no rule is about: imports JAX / Flax and touches no
   // torch, or imports MXNet, TensorFlow, Keras, Paddle, MindSpore, OneFlow or Jittor and no
-  // torch module (their `loss.backward()` and `autograd` are not torch's).
+  // torch module outside a function (their `loss.backward()` and `autograd` are not torch's;
+  // round 100: a Jittor test script imports torch only inside its checkpoint converter).
   bool is_other_framework_program() const {
-    return (jax_import_ && !touches_torch_) || (other_framework_import_ && !has_torch_import_);
+    return (jax_import_ && !touches_torch_) || (other_framework_import_ && !torch_import_outside_functions_);
   }
   // `.backward()` calls of the module's top level (outside every function).
   const std::vector<TSNode>& module_backward_calls() const { return module_backward_calls_; }
@@ -233,6 +234,7 @@ class ModuleModel {
   std::vector<TSNode> module_backward_calls_;
   bool ecosystem_import_ = false;  // transformers, lightning, accelerate, timm, ...
   bool jax_import_ = false;        // jax, flax, optax
+  bool torch_import_outside_functions_ = false;  // at module level or in a class body
   bool other_framework_import_ = false;  // mxnet, tensorflow, keras, paddle, mlx, ...
   uint32_t import_insert_at_ = 0;
 };
