@@ -337,25 +337,7 @@ struct Checker final : RuleCheck {
     TSNode target = field(assignment, k.f_left);
     int f = ctx.model.enclosing_function(c.scope);
     if (!is(target, k.identifier) || f < 0) return TSNode{};
-    std::string_view name = text_of(target, ctx.source);
-    bool read = false;
-    std::vector<TSNode> todo{field(ctx.model.functions()[f].node, k.f_body)};
-    while (!todo.empty() && !read) {
-      TSNode n = todo.back();
-      todo.pop_back();
-      if (is(n, k.assignment)) {  // a plain name on the left is bound, not read
-        TSNode left = field(n, k.f_left);
-        if (!is(left, k.identifier)) todo.push_back(left);
-        if (TSNode right = field(n, k.f_right); !is_null(right)) todo.push_back(right);
-        if (TSNode type = field(n, k.f_type); !is_null(type)) todo.push_back(type);
-        continue;
-      }
-      if (is(n, k.identifier)) {
-        read = text_of(n, ctx.source) == name;
-        continue;
-      }
-      for_each_named_child(n, [&](TSNode ch) { todo.push_back(ch); });
-    }
+    bool read = !reads_of(text_of(target, ctx.source), field(ctx.model.functions()[f].node, k.f_body)).empty();
     return read ? TSNode{} : target;
   }
 
@@ -434,10 +416,11 @@ struct Checker final : RuleCheck {
     while (!todo.empty()) {
       TSNode n = todo.back();
       todo.pop_back();
-      if (is(n, k.assignment)) {
+      if (is(n, k.assignment)) {  // a plain name on the left is bound, not read
         TSNode left = field(n, k.f_left);
         if (!is(left, k.identifier)) todo.push_back(left);
         if (TSNode right = field(n, k.f_right); !is_null(right)) todo.push_back(right);
+        if (TSNode type = field(n, k.f_type); !is_null(type)) todo.push_back(type);
         continue;
       }
       if (is(n, k.identifier)) {

@@ -312,16 +312,22 @@ struct Checker final : RuleCheck {
     for (TSNode next : {skip_comments(ts_node_next_named_sibling(stmt), true),
                         skip_comments(ts_node_prev_named_sibling(stmt), false)}) {
       if (is_null(next) || (!is(next, k.expression_statement) && !is(next, k.return_statement))) continue;
-      TSNode read{};
-      ctx.model.for_each_call_in(next, [&](TSNode c) {
-        TSNode callee = field(c, k.f_function);
-        if (is_null(read) && is(callee, k.attribute) &&
-            in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source)) && is_null(positional_arg(c, 0)))
-          read = c;
-      });
-      if (!is_null(read)) return read;
+      if (TSNode read = host_read_in(next); !is_null(read)) return read;
     }
     return TSNode{};
+  }
+
+  // The first `.item()` / `.tolist()` / `.cpu()` / `.numpy()` call in `stmt` (no argument:
+  // `.cpu(x)` is not a tensor read), or null.
+  TSNode host_read_in(TSNode stmt) const {
+    TSNode read{};
+    ctx.model.for_each_call_in(stmt, [&](TSNode c) {
+      TSNode callee = field(c, k.f_function);
+      if (is_null(read) && is(callee, k.attribute) &&
+          in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source)) && is_null(positional_arg(c, 0)))
+        read = c;
+    });
+    return read;
   }
 
   bool holds_loop(TSNode n) const {
@@ -353,14 +359,7 @@ struct Checker final : RuleCheck {
         continue;  // conditional: not a read the step always makes
       }
       if (!is(s, k.expression_statement)) return TSNode{};
-      TSNode read{};
-      ctx.model.for_each_call_in(s, [&](TSNode c) {
-        TSNode callee = field(c, k.f_function);
-        if (is_null(read) && is(callee, k.attribute) &&
-            in(kSyncMethods, text_of(field(callee, k.f_attribute), ctx.source)) && is_null(positional_arg(c, 0)))
-          read = c;
-      });
-      if (!is_null(read)) return read;
+      if (TSNode read = host_read_in(s); !is_null(read)) return read;
     }
     return TSNode{};
   }

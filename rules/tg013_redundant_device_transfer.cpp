@@ -560,11 +560,18 @@ struct Checker final : RuleCheck {
   // sample images drawn and uploaded with its log line, TG013-NX44). A copy in its `else` runs on
   // the other passes, so only the consequence counts. Null when there is none.
   TSNode every_n_passes(TSNode call, TSNode loop, int scope, Period wanted) const {
+    return guarding_test(call, loop, [&](TSNode test) { return period_of(test, scope) == wanted; });
+  }
+
+  // The test of the innermost `if` / `elif` between `call` and `loop` whose consequence holds the
+  // call and for which `accept(test)` holds; null when none.
+  template <typename Accept>
+  TSNode guarding_test(TSNode call, TSNode loop, Accept&& accept) const {
     TSNode child = call;
     for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop); child = p, p = ctx.model.parent(p)) {
       if (!is(p, k.if_statement) && !is(p, k.elif_clause)) continue;
       if (!ts_node_eq(field(p, k.f_consequence), child)) continue;
-      if (TSNode test = field(p, k.f_condition); period_of(test, scope) == wanted) return test;
+      if (TSNode test = field(p, k.f_condition); accept(test)) return test;
     }
     return TSNode{};
   }
@@ -616,25 +623,21 @@ struct Checker final : RuleCheck {
   // (TG013-NX55).
   void note_state_guard(Finding& f, TSNode call, const WalkState& st) const {
     TSNode loop = st.innermost_loop()->node;
-    TSNode child = call;
-    for (TSNode p = ctx.model.parent(call); !is_null(p) && !ts_node_eq(p, loop); child = p, p = ctx.model.parent(p)) {
-      if (!is(p, k.if_statement) && !is(p, k.elif_clause)) continue;
-      if (!ts_node_eq(field(p, k.f_consequence), child)) continue;
-      TSNode test = field(p, k.f_condition);
+    TSNode changer{};
+    TSNode test = guarding_test(call, loop, [&](TSNode t) {
       // A flag (`done`, `player.done`, `not env.alive`): a comparison with a counter the loop
       // moves (`step == target` with `target += 2`, NX54) keeps its own reading.
-      TSNode flag = unparenthesize(test);
+      TSNode flag = unparenthesize(t);
       while (is(flag, k.not_operator)) flag = unparenthesize(ts_node_named_child(flag, 0));
-      if (!is(flag, k.identifier) && !is(flag, k.attribute)) continue;
-      if (TSNode changer = loop_changes_test(test, loop); !is_null(changer)) {
-        f.severity = Severity::Note;
-        f.evidence.push_back({range_of(test), quote_code(text_of(test, ctx.source)) +
-                                                  " reads state the loop changes (" +
-                                                  quote_code(text_of(changer, ctx.source)) +
-                                                  "): the copy runs on the passes where it holds, not on every one"});
-        return;
-      }
-    }
+      if (!is(flag, k.identifier) && !is(flag, k.attribute)) return false;
+      changer = loop_changes_test(t, loop);
+      return !is_null(changer);
+    });
+    if (is_null(test)) return;
+    f.severity = Severity::Note;
+    f.evidence.push_back({range_of(test), quote_code(text_of(test, ctx.source)) + " reads state the loop changes (" +
+                                              quote_code(text_of(changer, ctx.source)) +
+                                              "): the copy runs on the passes where it holds, not on every one"});
   }
 
   // What in `loop` changes a name or attribute `test` reads: an assignment to it, or a method
